@@ -1,0 +1,330 @@
+/*
+ * qjit.h -- the one public header of qjit, and its manual.
+ *
+ * qjit generates, compiles (NVRTC), caches and runs specialized low-bit GEMM
+ * kernels for LLM inference on NVIDIA GPUs. Lua templates emit CUDA C per
+ * variant; binaries are cached on disk; a runtime picks the variant for each
+ * call by shape and launches it through the CUDA Driver API, which is loaded
+ * with dlopen so that everything but running works on machines without a GPU.
+ *
+ * Conventions
+ *   - Every fallible call returns a qjit_status; results go to out-parameters.
+ *   - Details of the last failure (an NVRTC log, a Lua traceback, the variant
+ *     key) are kept in the context: qjit_last_error(ctx).
+ *   - Bad input is reported and changes nothing.
+ *   - Objects are opaque; every *_destroy accepts NULL.
+ *   - Device pointers are CUdeviceptr values carried in void*; streams are
+ *     CUstream values carried in void* (NULL is the legacy default stream).
+ */
+#ifndef QJIT_H
+#define QJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(QJIT_STATIC_DEFINE)
+#  define QJIT_API
+#elif defined(QJIT_BUILDING)
+#  define QJIT_API __attribute__((visibility("default")))
+#else
+#  define QJIT_API
+#endif
+
+/*------------------------------------------------------------------------
+ * Version
+ *------------------------------------------------------------------------*/
+#define QJIT_VERSION_MAJOR 0
+#define QJIT_VERSION_MINOR 1
+#define QJIT_VERSION_PATCH 0
+#define QJIT_VERSION_NUMBER \
+    (QJIT_VERSION_MAJOR * 10000 + QJIT_VERSION_MINOR * 100 + QJIT_VERSION_PATCH)
+#define QJIT_VERSION_STRING "0.1.0"
+
+/*! qjit_version_number() :
+ *  @return the version of the library actually linked, as QJIT_VERSION_NUMBER. */
+QJIT_API unsigned qjit_version_number(void);
+/*! qjit_version_string() : @return e.g. "0.1.0"; never NULL. */
+QJIT_API const char *qjit_version_string(void);
+
+/*------------------------------------------------------------------------
+ * Status codes. Values are pinned: never renumber, only append.
+ *------------------------------------------------------------------------*/
+#define QJIT_STATUS_MAP(X)                                                     \
+    X(OK,               0, "success")                                          \
+    X(INVALID_ARGUMENT, 1, "invalid argument")                                 \
+    X(OUT_OF_MEMORY,    2, "out of memory")                                    \
+    X(INVALID_KEY,      3, "invalid variant key")                              \
+    X(TEMPLATE,         4, "template failed to load or run")                   \
+    X(COMPILE,          5, "NVRTC compilation failed")                         \
+    X(UNSUPPORTED_ARCH, 6, "architecture not supported")                       \
+    X(CACHE,            7, "cache folder unusable")                            \
+    X(CACHE_INSECURE,   8, "cache folder or file writable by another user")    \
+    X(CACHE_CORRUPT,    9, "corrupt cache entry")                              \
+    X(NO_DRIVER,       10, "CUDA driver not available")                        \
+    X(NO_DEVICE,       11, "no CUDA device")                                   \
+    X(DEVICE_TOO_OLD,  12, "device lacks instructions the variant needs")      \
+    X(CUDA,            13, "CUDA driver call failed")                          \
+    X(IO,              14, "file input/output error")                          \
+    X(CORRUPT_WEIGHTS, 15, "corrupt packed-weight buffer")                     \
+    X(NOT_FOUND,       16, "not found")                                        \
+    X(OVERFLOW,        17, "size or value overflow")                           \
+    X(INTERNAL,        18, "internal error")
+
+typedef enum qjit_status {
+#define QJIT__STATUS_ENUM(name, value, text) QJIT_##name = value,
+    QJIT_STATUS_MAP(QJIT__STATUS_ENUM)
+#undef QJIT__STATUS_ENUM
+} qjit_status;
+
+/*! qjit_status_string() :
+ *  @return a short English description of a status; never NULL (unknown
+ *  values give "unknown status"). */
+QJIT_API const char *qjit_status_string(qjit_status status);
+/*! qjit_status_name() : @return "QJIT_OK", "QJIT_COMPILE", ...; never NULL. */
+QJIT_API const char *qjit_status_name(qjit_status status);
+
+/*------------------------------------------------------------------------
+ * Context
+ *
+ * Thread safety: a context may be used from many threads at once; its
+ * generation, compilation and module tables are internally locked, and the
+ * forward path takes no lock.
+ *------------------------------------------------------------------------*/
+typedef struct qjit_context qjit_context;
+
+/*! Host allocator, Lua style: realloc(ud, ptr, old_size, new_size); with
+ *  new_size == 0 it frees and returns NULL. Used for all host memory of the
+ *  context, the Lua VM included. */
+typedef void *(*qjit_realloc_fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
+
+/*! Device allocator: alloc returns a device pointer (0 on failure). Used for
+ *  uploaded weights and workspaces. */
+typedef struct qjit_device_allocator {
+    uint64_t (*alloc)(void *ud, size_t bytes);
+    void (*free)(void *ud, uint64_t ptr, size_t bytes);
+    void *ud;
+} qjit_device_allocator;
+
+/*! Diagnostic callback: one line per event (a cache entry healed, a kernel
+ *  compiled). Never called on the forward hot path. */
+typedef void (*qjit_log_fn)(void *ud, const char *line);
+
+typedef struct qjit_context_options {
+    size_t struct_size;          /* sizeof(qjit_context_options) */
+    int device;                  /* CUDA device ordinal; default 0 */
+    const char *cache_dir;       /* NULL: $QJIT_CACHE_DIR, $XDG_CACHE_HOME/qjit, ~/.cache/qjit */
+    const char *template_path;   /* ':'-separated folders searched before the
+                                    built-in one; NULL: $QJIT_TEMPLATE_PATH */
+    const char *arch;            /* target for compilation ("sm_90a"); NULL:
+                                    the device's own, or $QJIT_ARCH */
+    qjit_realloc_fn host_realloc;/* NULL: libc */
+    void *host_ud;
+    qjit_device_allocator device_allocator; /* alloc == NULL: cuMemAlloc */
+    qjit_log_fn log;             /* NULL: silent (or stderr if $QJIT_LOG=1) */
+    void *log_ud;
+    int line_info;               /* 1: compile with -lineinfo (part of the key) */
+} qjit_context_options;
+
+/*! qjit_context_options_init() : fills defaults. */
+QJIT_API void qjit_context_options_init(qjit_context_options *opts);
+
+/*! qjit_context_create() :
+ *  Creates a context. Does not touch the GPU: the driver is loaded on first
+ *  need, so generation and compilation work without one.
+ *  @return QJIT_OK and *out, or a status (then *out is NULL). If the cache
+ *  folder is unusable the context is still created and the problem reported
+ *  at first use. opts may be NULL (defaults). */
+QJIT_API qjit_status qjit_context_create(const qjit_context_options *opts, qjit_context **out);
+/*! qjit_context_destroy() : releases everything; NULL is fine. All linears of
+ *  the context must be destroyed first. */
+QJIT_API void qjit_context_destroy(qjit_context *ctx);
+
+/*! qjit_last_error() :
+ *  @return the message of the last failure on this context, in words a user
+ *  can act on ("" if none). Never NULL. With ctx == NULL: a fixed message.
+ *  The pointer stays valid until the next failing call on the context; from
+ *  several threads, use qjit_last_error_copy(). */
+QJIT_API const char *qjit_last_error(const qjit_context *ctx);
+/*! qjit_last_error_copy() : copies the last error into buf (NUL-terminated,
+ *  truncated to size). @return the full length of the message. */
+QJIT_API size_t qjit_last_error_copy(const qjit_context *ctx, char *buf, size_t size);
+
+/*! qjit_context_arch() : @return the compile target of the context into buf
+ *  ("sm_90a"); QJIT_NO_DEVICE / QJIT_NO_DRIVER if neither set nor detectable. */
+QJIT_API qjit_status qjit_context_arch(qjit_context *ctx, char *buf, size_t size);
+/*! qjit_context_cache_dir() : @return the cache folder in use (never NULL). */
+QJIT_API const char *qjit_context_cache_dir(const qjit_context *ctx);
+
+/*------------------------------------------------------------------------
+ * Variants: keys, generation, compilation
+ *
+ * A variant key is a list of name=value fields separated by ';', ',' or
+ * spaces, e.g. "scheme=w4a8-lqq; g=128; tile=64x128x64; warps=2x2;
+ * stages=4; arch=sm_90a". Order, case and accepted spellings (g/group,
+ * g=0/per-channel, 90a/sm_90a) do not matter: the canonical key is sorted,
+ * defaulted and spelled one way. The field schema lives in
+ * templates/variants.lua.
+ *------------------------------------------------------------------------*/
+
+/*! qjit_key_canonicalize() : writes the canonical form of key into buf.
+ *  @return QJIT_INVALID_KEY for unknown fields/values (message says which);
+ *  QJIT_OVERFLOW if buf is too small. */
+QJIT_API qjit_status qjit_key_canonicalize(qjit_context *ctx, const char *key, char *buf, size_t size);
+
+/*! qjit_generate() : runs the templates for key and returns the CUDA source in
+ *  *source (allocated with the context's allocator; release with qjit_free).
+ *  The source starts with a comment holding the canonical key. */
+QJIT_API qjit_status qjit_generate(qjit_context *ctx, const char *key, char **source, size_t *length);
+/*! qjit_free() : releases memory qjit returned (source text). NULL is fine. */
+QJIT_API void qjit_free(qjit_context *ctx, void *ptr);
+
+/*! What qjit_compile did. */
+typedef struct qjit_compile_info {
+    int from_cache;              /* 1: served from the disk cache */
+    int healed;                  /* 1: a corrupt entry was found and replaced */
+    double generate_seconds;     /* Lua generation (0 on a cache hit) */
+    double compile_seconds;      /* NVRTC (0 on a cache hit) */
+    double total_seconds;
+    char entry[80];              /* cache entry name */
+} qjit_compile_info;
+
+/*! qjit_compile() : makes sure the binary of key for arch (NULL: the
+ *  context's) is in the disk cache, generating and compiling it if needed.
+ *  Works without a GPU. info may be NULL.
+ *  @return QJIT_COMPILE with the NVRTC log and the path of the saved source in
+ *  the last error; QJIT_UNSUPPORTED_ARCH if NVRTC cannot target arch. */
+QJIT_API qjit_status qjit_compile(qjit_context *ctx, const char *key, const char *arch, qjit_compile_info *info);
+
+/*! qjit_default_variants() : the default variant set (one canonical key per
+ *  line) for arch (NULL: the context's), from templates/dispatch.lua. Release
+ *  *keys with qjit_free. */
+QJIT_API qjit_status qjit_default_variants(qjit_context *ctx, const char *arch, char **keys);
+
+/*------------------------------------------------------------------------
+ * Cache maintenance
+ *------------------------------------------------------------------------*/
+typedef struct qjit_cache_entry_info {
+    const char *name;            /* entry file name */
+    const char *key;             /* canonical variant key */
+    const char *arch;
+    uint64_t bytes;
+    int valid;                   /* checksum and key verified */
+    const char *problem;         /* why not valid, or NULL */
+} qjit_cache_entry_info;
+
+typedef int (*qjit_cache_visit_fn)(void *ud, const qjit_cache_entry_info *entry);
+
+/*! qjit_cache_list() : calls visit for each entry (verifying each); visit
+ *  returns nonzero to stop. *bad counts invalid entries (may be NULL). */
+QJIT_API qjit_status qjit_cache_list(qjit_context *ctx, qjit_cache_visit_fn visit, void *ud, size_t *bad);
+/*! qjit_cache_clear() : removes every qjit entry of the cache folder (and
+ *  nothing else). *removed may be NULL. */
+QJIT_API qjit_status qjit_cache_clear(qjit_context *ctx, size_t *removed);
+
+/*------------------------------------------------------------------------
+ * Host quantization and CPU reference
+ *------------------------------------------------------------------------*/
+typedef enum qjit_scheme {
+    QJIT_SCHEME_W4A8_LQQ = 1      /* LiquidQuant W4A8, ALGORITHMS.md section 4 */
+} qjit_scheme;
+
+typedef enum qjit_dtype {
+    QJIT_DTYPE_F16 = 1,
+    QJIT_DTYPE_F32 = 2
+} qjit_dtype;
+
+/*! qjit_packed_size() : bytes of the packed-weight buffer for an N x K layer
+ *  quantized with scheme and group (0 = per channel).
+ *  @return QJIT_INVALID_ARGUMENT unless N % 16 == 0, K % 64 == 0 and K % group == 0. */
+QJIT_API qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K, size_t *bytes);
+
+/*! qjit_quantize_weights() : quantizes W (row-major N x K, dtype) and packs it
+ *  into the kernel layout, with a header and checksum, into out[0..capacity).
+ *  The buffer is self-describing and may be stored and reloaded.
+ *  @return QJIT_INVALID_ARGUMENT for NaN/Inf weights or bad sizes;
+ *  QJIT_OVERFLOW if capacity is too small. ctx may be NULL. */
+QJIT_API qjit_status qjit_quantize_weights(qjit_context *ctx, qjit_scheme scheme, int group,
+                                           const void *W, qjit_dtype dtype, int64_t N, int64_t K,
+                                           void *out, size_t capacity, size_t *written);
+
+/*! Shape of a packed-weight buffer, read from its (verified) header. */
+typedef struct qjit_weights_info {
+    qjit_scheme scheme;
+    int group;                    /* 0 = per channel */
+    int64_t N, K;
+    size_t bytes;                 /* whole buffer */
+} qjit_weights_info;
+
+/*! qjit_weights_inspect() : verifies header and checksum of a packed buffer.
+ *  @return QJIT_CORRUPT_WEIGHTS with the reason. */
+QJIT_API qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed, size_t bytes, qjit_weights_info *info);
+
+/*! qjit_reference_quantize_activations() : CPU reference of the A8 per-token
+ *  quantization (ALGORITHMS.md section 1): X (M x K, FP16 bits) to Xq and sx.
+ *  Bit-identical to the GPU kernel. */
+QJIT_API qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K,
+                                                         const uint16_t *X, int8_t *Xq, float *sx);
+
+/*! qjit_reference_gemm() : CPU reference of the quantized GEMM: the exact
+ *  INT32 accumulators acc[m,n] = sum_k Xq[m,k] * W'[n,k] (if acc != NULL) and
+ *  the FP32 output Y[m,n] = float(acc) * (sx[m] * s0[n]) (if Y != NULL), both
+ *  row-major M x N. */
+QJIT_API qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t bytes,
+                                         int64_t M, const int8_t *Xq, const float *sx,
+                                         int32_t *acc, float *Y);
+
+/*------------------------------------------------------------------------
+ * Linear layers (needs a GPU)
+ *
+ * Thread safety: forward may run from several threads at once when each
+ * call passes its own workspace; calls that use the layer's internal
+ * workspace must be serialized by the caller (or use one stream).
+ *------------------------------------------------------------------------*/
+typedef struct qjit_linear qjit_linear;
+
+typedef struct qjit_linear_options {
+    size_t struct_size;           /* sizeof(qjit_linear_options) */
+    int64_t max_tokens;           /* internal workspace sized for this M (default 1024);
+                                     a larger M grows it once */
+    int eager;                    /* 1: resolve every bucket's kernels at create */
+} qjit_linear_options;
+
+QJIT_API void qjit_linear_options_init(qjit_linear_options *opts);
+
+/*! qjit_linear_create() : verifies the packed buffer, uploads it to the
+ *  device of ctx and prepares the dispatch table (one variant per M bucket,
+ *  from templates/dispatch.lua). opts may be NULL.
+ *  @return QJIT_CORRUPT_WEIGHTS, QJIT_NO_DRIVER, QJIT_NO_DEVICE, ... */
+QJIT_API qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t bytes,
+                                        const qjit_linear_options *opts, qjit_linear **out);
+QJIT_API void qjit_linear_destroy(qjit_linear *lin);
+
+/*! qjit_linear_workspace_size() : device bytes of workspace forward needs at M. */
+QJIT_API qjit_status qjit_linear_workspace_size(const qjit_linear *lin, int64_t M, size_t *bytes);
+
+/*! qjit_linear_forward() : Y[M,N] = X[M,K] * W^T in FP16 on stream: quantizes
+ *  X per token to INT8 and runs the GEMM variant of M's bucket. X and Y are
+ *  device pointers, 16-byte aligned, row-major; workspace may be NULL (the
+ *  layer's own) or a device buffer of qjit_linear_workspace_size bytes. The
+ *  first call of a bucket may generate/compile/load its kernel; later calls
+ *  allocate nothing, touch no file and run no Lua. */
+QJIT_API qjit_status qjit_linear_forward(qjit_linear *lin, int64_t M, const void *X, void *Y,
+                                         void *workspace, size_t workspace_bytes, void *stream);
+
+/*! Debug/test entry: as forward, but runs the GEMM variant with its INT32
+ *  accumulator epilogue, writing acc (M x N int32) instead of Y; Xq/sx of the
+ *  quantization are written to the workspace (first M*K bytes: Xq). */
+QJIT_API qjit_status qjit_linear_forward_acc(qjit_linear *lin, int64_t M, const void *X, int32_t *acc,
+                                             void *workspace, size_t workspace_bytes, void *stream);
+
+/*! qjit_linear_variant() : the canonical key the layer uses at M. */
+QJIT_API qjit_status qjit_linear_variant(qjit_linear *lin, int64_t M, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QJIT_H */

@@ -1,0 +1,188 @@
+/* context.c -- creating and destroying a context; its lazily made parts
+ * (driver, Lua VM) are reached through the helpers at the end. */
+#define _GNU_SOURCE
+#include "context.h"
+#include "cache.h"
+#include "core.h"
+#include "lua_vm.h"
+#include "module.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef QJIT_BUILTIN_TEMPLATES
+#define QJIT_BUILTIN_TEMPLATES "templates"
+#endif
+
+void qjit_context_options_init(qjit_context_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+}
+
+static void log_to_stderr(void *ud, const char *line)
+{
+    (void)ud;
+    fprintf(stderr, "qjit: %s\n", line);
+}
+
+/* Accepts "sm_90a", "90a", "compute_90a", "SM_86" and writes "sm_90a";
+ * returns 0 if the text is not an architecture name. */
+int qjit__normalize_arch(const char *in, char out[16])
+{
+    const char *p = in;
+    if (!strncasecmp(p, "sm_", 3))
+        p += 3;
+    else if (!strncasecmp(p, "compute_", 8))
+        p += 8;
+    else if (!strncasecmp(p, "sm", 2))
+        p += 2;
+    if (!isdigit((unsigned char)p[0]) || !isdigit((unsigned char)p[1]))
+        return 0;
+    size_t digits = 0;
+    while (isdigit((unsigned char)p[digits]))
+        digits++;
+    if (digits > 3)
+        return 0;
+    char suffix = (char)tolower((unsigned char)p[digits]);
+    if (suffix && ((suffix != 'a' && suffix != 'f') || p[digits + 1]))
+        return 0;
+    snprintf(out, 16, "sm_%.*s%s", (int)digits, p, suffix == 'a' ? "a" : suffix == 'f' ? "f" : "");
+    return 1;
+}
+
+qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_context **out)
+{
+    if (!out)
+        return QJIT_INVALID_ARGUMENT;
+    *out = NULL;
+    qjit_context_options opts;
+    qjit_context_options_init(&opts);
+    if (opts_in) {
+        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof opts)
+            return QJIT_INVALID_ARGUMENT;
+        memcpy(&opts, opts_in, opts_in->struct_size);
+    }
+    qjit_context *ctx = opts.host_realloc ? opts.host_realloc(opts.host_ud, NULL, 0, sizeof *ctx)
+                                          : malloc(sizeof *ctx);
+    if (!ctx)
+        return QJIT_OUT_OF_MEMORY;
+    memset(ctx, 0, sizeof *ctx);
+    pthread_mutex_init(&ctx->error_lock, NULL);
+    pthread_mutex_init(&ctx->lock, NULL);
+    ctx->host_realloc = opts.host_realloc;
+    ctx->host_ud = opts.host_ud;
+    ctx->device_allocator = opts.device_allocator;
+    ctx->log = opts.log;
+    ctx->log_ud = opts.log_ud;
+    const char *log_env = getenv("QJIT_LOG");
+    if (!ctx->log && log_env && !strcmp(log_env, "1"))
+        ctx->log = log_to_stderr;
+    ctx->device_ordinal = opts.device;
+    ctx->line_info = opts.line_info;
+
+    qjit_status st = QJIT_OK;
+    const char *arch = opts.arch ? opts.arch : getenv("QJIT_ARCH");
+    if (arch && *arch && !qjit__normalize_arch(arch, ctx->arch)) {
+        st = qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "'%s' is not an architecture name "
+                         "(expected e.g. sm_80, sm_86, sm_89, sm_90a)", arch);
+        goto fail;
+    }
+    if ((st = qjit__cache_resolve_dir(ctx, opts.cache_dir, &ctx->cache_dir)) != QJIT_OK)
+        goto fail;
+    const char *user = opts.template_path ? opts.template_path : getenv("QJIT_TEMPLATE_PATH");
+    const char *builtin = getenv("QJIT_BUILTIN_TEMPLATES");
+    if (!builtin || !*builtin)
+        builtin = QJIT_BUILTIN_TEMPLATES;
+    ctx->template_path = user && *user ? qjit__printf(ctx, "%s:%s", user, builtin)
+                                       : qjit__strdup(ctx, builtin);
+    if (!ctx->template_path) {
+        st = QJIT_OUT_OF_MEMORY;
+        goto fail;
+    }
+    *out = ctx;
+    return QJIT_OK;
+fail:
+    /* The message is lost with the context; creation failures are rare and
+     * their status says enough (bad arch name, no home folder). */
+    qjit_context_destroy(ctx);
+    return st;
+}
+
+void qjit_context_destroy(qjit_context *ctx)
+{
+    if (!ctx)
+        return;
+    qjit__modules_destroy(ctx);
+    qjit__lua_close(ctx->lua);
+    qjit__driver_release(&ctx->driver);
+    qjit__strfree(ctx, ctx->cache_dir);
+    qjit__strfree(ctx, ctx->template_path);
+    pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->error_lock);
+    if (ctx->host_realloc)
+        ctx->host_realloc(ctx->host_ud, ctx, sizeof *ctx, 0);
+    else
+        free(ctx);
+}
+
+const char *qjit_context_cache_dir(const qjit_context *ctx)
+{
+    return ctx && ctx->cache_dir ? ctx->cache_dir : "";
+}
+
+/* Caller holds ctx->lock. */
+qjit_status qjit__context_driver(qjit_context *ctx)
+{
+    qjit_status st = qjit__driver_init(ctx, &ctx->driver, ctx->device_ordinal);
+    if (st)
+        return st;
+    return qjit__driver_bind(ctx, &ctx->driver);
+}
+
+/* Caller holds ctx->lock. */
+qjit_status qjit__context_lua(qjit_context *ctx, qjit__lua **L)
+{
+    if (!ctx->lua) {
+        qjit_status st = qjit__lua_open(ctx, ctx->template_path, &ctx->lua);
+        if (st)
+            return st;
+    }
+    *L = ctx->lua;
+    return QJIT_OK;
+}
+
+qjit_status qjit__context_arch_locked(qjit_context *ctx, char arch[16])
+{
+    if (!ctx->arch[0]) {
+        qjit_status st = qjit__context_driver(ctx);
+        if (st)
+            return qjit__error(ctx, st, "%s\nNo target architecture: name one (--arch sm_90a, "
+                               "QJIT_ARCH, or the context's arch option) to compile without a "
+                               "GPU", qjit_last_error(ctx));
+        const qjit__driver *d = &ctx->driver;
+        /* Hopper's own instructions (wgmma, setmaxnreg) need the "a" target. */
+        snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d%s", d->cc_major, d->cc_minor,
+                 d->cc_major == 9 ? "a" : "");
+    }
+    memcpy(arch, ctx->arch, 16);
+    return QJIT_OK;
+}
+
+qjit_status qjit_context_arch(qjit_context *ctx, char *buf, size_t size)
+{
+    if (!ctx || !buf || size == 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_context_arch: NULL argument");
+    char arch[16];
+    pthread_mutex_lock(&ctx->lock);
+    qjit_status st = qjit__context_arch_locked(ctx, arch);
+    pthread_mutex_unlock(&ctx->lock);
+    if (st)
+        return st;
+    if (strlen(arch) >= size)
+        return qjit__error(ctx, QJIT_OVERFLOW, "qjit_context_arch: buffer too small");
+    memcpy(buf, arch, strlen(arch) + 1);
+    return QJIT_OK;
+}
