@@ -1,0 +1,123 @@
+/* harness.c -- main() for every suite; see harness.h. */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t g_seed;
+static int g_gpu = -1;
+
+uint64_t qt_seed(void) { return g_seed; }
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+qt_rng qt_rng_make(uint64_t stream)
+{
+    qt_rng r = {g_seed ^ (stream * 0xD1B54A32D192ED03ull)};
+    splitmix(&r.s);
+    return r;
+}
+
+uint64_t qt_next(qt_rng *r) { return splitmix(&r->s); }
+double qt_uniform(qt_rng *r) { return (double)(qt_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+double qt_normal(qt_rng *r)
+{
+    double u1 = qt_uniform(r), u2 = qt_uniform(r);
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Probes in a child: dlopen libcuda, cuInit, cuDeviceGetCount > 0. */
+static int probe_gpu(void)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW);
+        if (!h)
+            _exit(1);
+        int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+        int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+        int n = 0;
+        if (!init || !count || init(0) != 0 || count(&n) != 0 || n < 1)
+            _exit(1);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int qt_has_gpu(void)
+{
+    if (g_gpu < 0)
+        g_gpu = probe_gpu();
+    return g_gpu;
+}
+
+void qt_add(Suite *s, TCase *tc, int gpu)
+{
+    if (gpu)
+        tcase_set_tags(tc, "gpu");
+    suite_add_tcase(s, tc);
+}
+
+char *qt_tempdir(const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/qjit-test-%s-XXXXXX", base && *base ? base : "/tmp", tag);
+    char *d = mkdtemp(tmpl);
+    return d ? strdup(d) : NULL;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+void qt_rmtree(const char *path)
+{
+    if (path)
+        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+    const char *env = getenv("QJIT_TEST_SEED");
+    g_seed = env && *env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+    printf("seed: %llu (rerun with QJIT_TEST_SEED=%llu)\n", (unsigned long long)g_seed,
+           (unsigned long long)g_seed);
+    Suite *suite = qjit_test_suite();
+    const char *name = getenv("QJIT_TEST_SUITE_NAME");
+    SRunner *sr = srunner_create(suite);
+    srunner_set_fork_status(sr, CK_FORK);
+    const char *exclude = NULL;
+    if (!qt_has_gpu()) {
+        exclude = "gpu";
+        printf("skipped: no GPU (tests tagged \"gpu\" are not run%s%s)\n", name ? " in " : "", name ? name : "");
+    }
+    srunner_run_tagged(sr, NULL, NULL, NULL, exclude, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    fflush(stdout);
+    return failed == 0 ? 0 : 1;
+}
