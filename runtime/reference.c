@@ -1,0 +1,295 @@
+/* reference.c -- the CPU reference of the W4A8 path: per-token INT8
+ * activation quantization (ALGORITHMS.md section 1) and the quantized GEMM
+ * over LQQ weights (section 4), bit-identical to what the GPU kernels compute.
+ *
+ * The GEMM is fast enough to check real layer shapes (M=1024, N=11008,
+ * K=4096 is 46 G multiply-adds): threads take panels of output channels,
+ * dequantize the panel's weights once into INT8, and run a 4 x 4 register
+ * blocked INT8 dot product that the compiler vectorizes. */
+#define _GNU_SOURCE
+#include "quant.h"
+#include "core.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The dot-product kernels are the only hot code: build them at -O3 whatever
+ * the library's level, and on x86-64 with glibc also for AVX2 and AVX-512
+ * (picked at load time through an ifunc; the arithmetic is integer, so every
+ * clone gives the same bits). ThreadSanitizer instruments the ifunc resolver,
+ * which then runs before its runtime and crashes: no clones under TSan.
+ * QJIT_NO_TARGET_CLONES turns them off by hand. */
+#if defined(__GNUC__) && !defined(__clang__)
+#  if defined(__x86_64__) && defined(__GLIBC__) && __GNUC__ >= 12 && !defined(__SANITIZE_THREAD__) && \
+      !defined(QJIT_NO_TARGET_CLONES)
+#    define DOT_KERNEL __attribute__((optimize("O3"), target_clones("arch=x86-64-v4", "avx2", "default")))
+#  else
+#    define DOT_KERNEL __attribute__((optimize("O3")))
+#  endif
+#else
+#  define DOT_KERNEL
+#endif
+
+#define MAX_THREADS 64
+#define MR 4                     /* tokens per register block */
+#define NR 4                     /* output channels per register block */
+#define PANEL_ROWS 64            /* output channels one thread dequantizes at once */
+/* Inner sums stay in int32 without overflow for this many k
+ * (65536 * 128 * 127 < 2^31); longer rows add chunks modulo 2^32, which is
+ * what the GPU's int32 accumulator does. */
+#define K_CHUNK 65536
+
+/*------------------------------------------------------------------------
+ * Activations
+ *------------------------------------------------------------------------*/
+
+qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X,
+                                                int8_t *Xq, float *sx)
+{
+    if (M <= 0 || K <= 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation shape must be positive, got M=%lld K=%lld",
+                           (long long)M, (long long)K);
+    if (!X || !Xq || !sx)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !X ? "X" : !Xq ? "Xq" : "sx");
+    size_t elements;
+    if (!qjit__mul_size((size_t)M, (size_t)K, &elements) || elements > (size_t)INT64_MAX)
+        return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
+
+    /* Scan everything first so that bad input leaves the outputs untouched. */
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < K; k++) {
+            uint16_t h = X[m * K + k];
+            if ((h & 0x7C00u) == 0x7C00u)
+                return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation X[%lld, %lld] is %s (FP16 0x%04x)",
+                                   (long long)m, (long long)k, (h & 0x3FFu) ? "NaN" : "infinite", h);
+        }
+
+    for (int64_t m = 0; m < M; m++) {
+        const uint16_t *x = X + m * K;
+        float amax = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            float v = fabsf(qjit__half_to_float(x[k]));
+            if (v > amax)
+                amax = v;
+        }
+        /* Division, not multiplication by a reciprocal: the GPU kernel does
+         * the same two IEEE divisions, so both round identically. */
+        float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+        for (int64_t k = 0; k < K; k++) {
+            float q = roundf(qjit__half_to_float(x[k]) / scale);
+            if (q > 127.0f)
+                q = 127.0f;
+            if (q < -127.0f)
+                q = -127.0f;
+            Xq[m * K + k] = (int8_t)q;
+        }
+        sx[m] = scale;
+    }
+    return QJIT_OK;
+}
+
+/*------------------------------------------------------------------------
+ * GEMM kernels: plain loops the vectorizer turns into widening multiply-adds
+ *------------------------------------------------------------------------*/
+
+/* out[i][j] = sum_k x_i[k] * w_j[k] for 4 rows of X and 4 rows of W'. */
+DOT_KERNEL static void dot_4x4(const int8_t *restrict x, int64_t ldx, const int8_t *restrict w, int64_t ldw,
+                               int64_t K, int32_t out[MR * NR])
+{
+    const int8_t *x0 = x, *x1 = x + ldx, *x2 = x + 2 * ldx, *x3 = x + 3 * ldx;
+    const int8_t *w0 = w, *w1 = w + ldw, *w2 = w + 2 * ldw, *w3 = w + 3 * ldw;
+    int32_t c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+    int32_t c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+    for (int64_t k = 0; k < K; k++) {
+        c00 += x0[k] * w0[k]; c01 += x0[k] * w1[k]; c02 += x0[k] * w2[k]; c03 += x0[k] * w3[k];
+        c10 += x1[k] * w0[k]; c11 += x1[k] * w1[k]; c12 += x1[k] * w2[k]; c13 += x1[k] * w3[k];
+        c20 += x2[k] * w0[k]; c21 += x2[k] * w1[k]; c22 += x2[k] * w2[k]; c23 += x2[k] * w3[k];
+        c30 += x3[k] * w0[k]; c31 += x3[k] * w1[k]; c32 += x3[k] * w2[k]; c33 += x3[k] * w3[k];
+    }
+    out[0] = c00; out[1] = c01; out[2] = c02; out[3] = c03;
+    out[4] = c10; out[5] = c11; out[6] = c12; out[7] = c13;
+    out[8] = c20; out[9] = c21; out[10] = c22; out[11] = c23;
+    out[12] = c30; out[13] = c31; out[14] = c32; out[15] = c33;
+}
+
+/* The leftover tokens when M is not a multiple of 4: one row of X. */
+DOT_KERNEL static void dot_1x4(const int8_t *restrict x, const int8_t *restrict w, int64_t ldw, int64_t K,
+                               int32_t out[NR])
+{
+    const int8_t *w0 = w, *w1 = w + ldw, *w2 = w + 2 * ldw, *w3 = w + 3 * ldw;
+    int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    for (int64_t k = 0; k < K; k++) {
+        c0 += x[k] * w0[k]; c1 += x[k] * w1[k]; c2 += x[k] * w2[k]; c3 += x[k] * w3[k];
+    }
+    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+
+/*------------------------------------------------------------------------
+ * Threads over panels of output channels
+ *------------------------------------------------------------------------*/
+
+typedef struct gemm_job {
+    const qjit__weights_view *view;
+    int64_t M, N, K;
+    const int8_t *Xq;
+    const float *sx;
+    int32_t *acc;
+    float *Y;
+    int64_t panels;
+    atomic_llong next_panel;     /* the next panel nobody has taken */
+} gemm_job;
+
+typedef struct gemm_worker {
+    gemm_job *job;
+    int8_t *wq;                  /* PANEL_ROWS x K dequantized weights */
+    pthread_t thread;
+} gemm_worker;
+
+static float load_f32(const uint8_t *p)
+{
+    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The view of rows n0 .. n0 + rows - 1: a block row's qweight blocks and
+ * gparams entries are contiguous, so a sub-view is two moved offsets. */
+static qjit__weights_view panel_view(const qjit__weights_view *v, int64_t n0, int64_t rows)
+{
+    qjit__weights_view p = *v;
+    int64_t nb = n0 / QJIT__PACK_N, groups = v->K / v->group_size;
+    p.N = rows;
+    p.qweight_offset += (size_t)(nb * (v->K / QJIT__PACK_K)) * 512;
+    p.gparams_offset += (size_t)(nb * groups) * 32;
+    return p;
+}
+
+/* Writes acc and Y of one register block: tokens m0.., channels n0..n0+3. */
+static void store_block(const gemm_job *job, int64_t m0, int rows, int64_t n0, const uint32_t *sum)
+{
+    const uint8_t *s0 = job->view->payload + job->view->s0_offset;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < NR; j++) {
+            int64_t m = m0 + i, n = n0 + j;
+            int32_t a = (int32_t)sum[i * NR + j];   /* two's complement: the int32 the GPU holds */
+            if (job->acc)
+                job->acc[m * job->N + n] = a;
+            if (job->Y)
+                job->Y[m * job->N + n] = (float)a * (job->sx[m] * load_f32(s0 + 4 * n));
+        }
+}
+
+static void gemm_panel(const gemm_job *job, int8_t *wq, int64_t n_begin, int64_t rows)
+{
+    qjit__weights_view pv = panel_view(job->view, n_begin, rows);
+    qjit__lqq_dequantize(&pv, wq);
+
+    int64_t K = job->K;
+    for (int64_t m0 = 0; m0 < job->M; m0 += MR) {
+        int mrows = job->M - m0 < MR ? (int)(job->M - m0) : MR;
+        const int8_t *x = job->Xq + m0 * K;
+        for (int64_t j0 = 0; j0 < rows; j0 += NR) {
+            const int8_t *w = wq + j0 * K;
+            uint32_t sum[MR * NR] = {0};
+            for (int64_t k0 = 0; k0 < K; k0 += K_CHUNK) {
+                int64_t kc = K - k0 < K_CHUNK ? K - k0 : K_CHUNK;
+                int32_t part[MR * NR];
+                if (mrows == MR) {
+                    dot_4x4(x + k0, K, w + k0, K, kc, part);
+                } else {
+                    for (int i = 0; i < mrows; i++)
+                        dot_1x4(x + i * K + k0, w + k0, K, kc, part + i * NR);
+                }
+                for (int i = 0; i < mrows * NR; i++)
+                    sum[i] += (uint32_t)part[i];
+            }
+            store_block(job, m0, mrows, n_begin + j0, sum);
+        }
+    }
+}
+
+static void *gemm_worker_main(void *arg)
+{
+    gemm_worker *w = arg;
+    gemm_job *job = w->job;
+    for (;;) {
+        long long p = atomic_fetch_add(&job->next_panel, 1);
+        if (p >= job->panels)
+            break;
+        int64_t n0 = p * PANEL_ROWS;
+        int64_t rows = job->N - n0 < PANEL_ROWS ? job->N - n0 : PANEL_ROWS;
+        gemm_panel(job, w->wq, n0, rows);
+    }
+    return NULL;
+}
+
+static int thread_count(int64_t panels)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    if (cpus > MAX_THREADS)
+        cpus = MAX_THREADS;
+    return panels < cpus ? (int)panels : (int)cpus;
+}
+
+qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t bytes, int64_t M,
+                                const int8_t *Xq, const float *sx, int32_t *acc, float *Y)
+{
+    if (M <= 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M must be > 0, got %lld", (long long)M);
+    if (!Xq || !sx)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !Xq ? "Xq" : "sx");
+    qjit__weights_view view;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &view);
+    if (st != QJIT_OK)
+        return st;
+    size_t t;
+    if (!qjit__mul_size((size_t)M, (size_t)view.K, &t) || !qjit__mul_size((size_t)M, (size_t)view.N, &t) ||
+        !qjit__mul_size(t, sizeof(float), &t))
+        return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld is too large for N=%lld K=%lld", (long long)M,
+                           (long long)view.N, (long long)view.K);
+    if (!acc && !Y)
+        return QJIT_OK;          /* nothing asked for; the buffer is verified */
+
+    gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .acc = acc, .Y = Y,
+                    .panels = (view.N + PANEL_ROWS - 1) / PANEL_ROWS};
+    atomic_init(&job.next_panel, 0);
+
+    int threads = thread_count(job.panels);
+    size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)view.K;
+    gemm_worker *workers = qjit__calloc(ctx, sizeof(gemm_worker) * (size_t)threads);
+    if (!workers)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for %d reference GEMM workers", threads);
+    int ready = 0;
+    for (; ready < threads; ready++) {
+        workers[ready].job = &job;
+        workers[ready].wq = qjit__alloc(ctx, panel_bytes);
+        if (!workers[ready].wq)
+            break;
+    }
+    if (ready == 0) {
+        qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for a %zu-byte weight panel", panel_bytes);
+    }
+
+    /* Worker 0 is this thread. Panels are handed out dynamically, so if a
+     * thread cannot be started the others simply take its share. */
+    int started[MAX_THREADS] = {0};
+    for (int i = 1; i < ready; i++)
+        started[i] = pthread_create(&workers[i].thread, NULL, gemm_worker_main, &workers[i]) == 0;
+    gemm_worker_main(&workers[0]);
+    for (int i = 1; i < ready; i++)
+        if (started[i])
+            pthread_join(workers[i].thread, NULL);
+
+    for (int i = 0; i < ready; i++)
+        qjit__free(ctx, workers[i].wq, panel_bytes);
+    qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
+    return QJIT_OK;
+}
