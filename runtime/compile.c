@@ -1,0 +1,117 @@
+/* compile.c -- NVRTC: options, arch check, compile to cubin. */
+#define _GNU_SOURCE
+#include "compile.h"
+#include "core.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void qjit__nvrtc_version(char out[16])
+{
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    snprintf(out, 16, "%d.%d", major, minor);
+}
+
+/* "sm_90a" -> 90; -1 if not of that form. */
+static int arch_number(const char *arch)
+{
+    if (strncmp(arch, "sm_", 3))
+        return -1;
+    char *end = NULL;
+    long n = strtol(arch + 3, &end, 10);
+    if (end == arch + 3 || (*end && strcmp(end, "a") && strcmp(end, "f")))
+        return -1;
+    return (int)n;
+}
+
+qjit_status qjit__nvrtc_check_arch(qjit_context *ctx, const char *arch)
+{
+    int want = arch_number(arch);
+    int count = 0;
+    if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0 || count > 256)
+        return qjit__error(ctx, QJIT_INTERNAL, "NVRTC did not report its supported architectures");
+    int archs[256];
+    nvrtcGetSupportedArchs(archs);
+    for (int i = 0; i < count; i++)
+        if (archs[i] == want)
+            return QJIT_OK;
+    char list[1024] = "";
+    size_t used = 0;
+    for (int i = 0; i < count && used + 12 < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%ssm_%d", i ? " " : "", archs[i]);
+    char version[16];
+    qjit__nvrtc_version(version);
+    return qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "NVRTC %s cannot target %s; it supports: %s",
+                       version, arch, list);
+}
+
+size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8], char *joined, size_t size)
+{
+    /* One static spelling per arch: the option text is part of the cache key. */
+    static const char *const fixed[] = {"-std=c++17", "-default-device", "--extra-device-vectorization"};
+    snprintf(joined, size, "--gpu-architecture=%s", arch);
+    size_t n = 0;
+    argv[n++] = NULL; /* filled by the caller from `joined`'s first word */
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        argv[n++] = fixed[i];
+    if (line_info)
+        argv[n++] = "-lineinfo";
+    size_t used = strlen(joined);
+    for (size_t i = 1; i < n && used < size; i++)
+        used += (size_t)snprintf(joined + used, size - used, " %s", argv[i]);
+    return n;
+}
+
+qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const char *name, const char *arch,
+                                int line_info, void **cubin, size_t *bytes)
+{
+    *cubin = NULL;
+    *bytes = 0;
+    qjit_status st = qjit__nvrtc_check_arch(ctx, arch);
+    if (st)
+        return st;
+    const char *argv[8];
+    char joined[512], archopt[64];
+    size_t argc = qjit__nvrtc_options(arch, line_info, argv, joined, sizeof joined);
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+    argv[0] = archopt;
+
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS)
+        return qjit__error(ctx, QJIT_COMPILE, "nvrtcCreateProgram: %s", nvrtcGetErrorString(r));
+    r = nvrtcCompileProgram(prog, (int)argc, argv);
+    if (r != NVRTC_SUCCESS) {
+        size_t log_size = 0;
+        nvrtcGetProgramLogSize(prog, &log_size);
+        char *log = qjit__alloc(ctx, log_size + 1);
+        if (log) {
+            nvrtcGetProgramLog(prog, log);
+            log[log_size] = '\0';
+        }
+        st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%s", nvrtcGetErrorString(r),
+                         joined, log ? log : "(no log)");
+        qjit__free(ctx, log, log_size + 1);
+        goto done;
+    }
+    size_t n = 0;
+    if ((r = nvrtcGetCUBINSize(prog, &n)) != NVRTC_SUCCESS || n == 0) {
+        st = qjit__error(ctx, QJIT_COMPILE, "NVRTC produced no cubin for %s (%s)", arch,
+                         nvrtcGetErrorString(r));
+        goto done;
+    }
+    void *bin = qjit__alloc(ctx, n);
+    if (!bin) {
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for a %zu-byte cubin", n);
+        goto done;
+    }
+    nvrtcGetCUBIN(prog, bin);
+    *cubin = bin;
+    *bytes = n;
+done:
+    nvrtcDestroyProgram(&prog);
+    return st;
+}

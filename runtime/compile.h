@@ -1,0 +1,20 @@
+/* compile.h -- compiling generated CUDA C to a cubin with NVRTC. */
+#ifndef QJIT_COMPILE_H
+#define QJIT_COMPILE_H
+
+#include <stddef.h>
+#include "qjit.h"
+
+/* "13.0": the NVRTC library's version (part of every cache key). */
+void qjit__nvrtc_version(char out[16]);
+/* Whether NVRTC can produce a cubin for arch ("sm_90a"); if not, the error
+ * lists what it can target. */
+qjit_status qjit__nvrtc_check_arch(qjit_context *ctx, const char *arch);
+/* The option list for arch as one string (part of the cache key) and as argv. */
+size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8], char *joined, size_t size);
+/* Compiles source; on success *cubin (qjit__alloc) and *bytes. On failure
+ * QJIT_COMPILE with the NVRTC log in the error message. */
+qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const char *name, const char *arch,
+                                int line_info, void **cubin, size_t *bytes);
+
+#endif

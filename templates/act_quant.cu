@@ -1,0 +1,69 @@
+// qjit variant: {{ key }}
+//
+// Per-token symmetric INT8 activation quantization (ALGORITHMS.md section 1):
+//   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
+//   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero.
+// IEEE division and roundf make it bit-identical to the CPU reference.
+// One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values.
+{{ lib.prelude }}
+#define THREADS {{ p.threads }}
+
+static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
+{
+    const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        x[2 * i] = half_to_float((u16)(w[i] & 0xFFFFu));
+        x[2 * i + 1] = half_to_float((u16)(w[i] >> 16));
+    }
+}
+
+static __device__ __forceinline__ u32 quant4(const float *x, float scale)
+{
+    u32 r = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        float q = roundf(x[i] / scale);
+        q = fminf(fmaxf(q, -127.0f), 127.0f);
+        r |= ((u32)(int)q & 0xFFu) << (8 * i);
+    }
+    return r;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+    const uint4 *__restrict__ X, uint2 *__restrict__ Xq, float *__restrict__ sx, int M, int K)
+{
+    __shared__ float warp_max[THREADS / 32];
+    const int m = blockIdx.x;
+    const int chunks = K / 8;
+    const uint4 *row = X + (size_t)m * chunks;
+
+    float amax = 0.0f;
+    for (int c = threadIdx.x; c < chunks; c += THREADS) {
+        float x[8];
+        unpack8(row[c], x);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            amax = fmaxf(amax, fabsf(x[i]));
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    if ((threadIdx.x & 31) == 0)
+        warp_max[threadIdx.x >> 5] = amax;
+    __syncthreads();
+    amax = warp_max[0];
+#pragma unroll
+    for (int w = 1; w < THREADS / 32; ++w)
+        amax = fmaxf(amax, warp_max[w]);
+
+    const float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+    if (threadIdx.x == 0)
+        sx[m] = scale;
+    uint2 *out = Xq + (size_t)m * chunks;
+    for (int c = threadIdx.x; c < chunks; c += THREADS) {
+        float x[8];
+        unpack8(row[c], x);
+        out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+    }
+}

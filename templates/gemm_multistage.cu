@@ -1,0 +1,223 @@
+// qjit variant: {{ key }}
+//
+// W4A8 GEMM, {{ f.scheme }}, multistage pipeline (cp.async ring of {{ p.stages }} stages,
+// mma.sync m16n8k32 INT8 with INT32 accumulators), for {{ f.arch }}.
+//   Y[m, n] = sx[m] * s0[n] * sum_k Xq[m, k] * W'[n, k]
+// Weights are the MMA's A operand (16 weight rows x 32 k), tokens its B
+// operand (8 tokens), so one packed layout (runtime/quant.h) serves every M.
+// CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; warps {{ p.warps_m }} (tokens) x {{ p.warps_n }} (rows).
+{{ lib.prelude }}
+{{ lib.mma_s8 }}
+{{ lib.dequant[f.scheme] }}
+#define BM {{ p.tile_m }}
+#define BN {{ p.tile_n }}
+#define BK {{ p.tile_k }}
+#define WARPS_M {{ p.warps_m }}
+#define WARPS_N {{ p.warps_n }}
+#define THREADS {{ p.threads }}
+#define STAGES {{ p.stages }}
+#define GROUP {{ p.group }}          /* 0: one group per row (per channel) */
+#define MI {{ p.mi }}                /* 16-row A tiles per warp */
+#define NJ {{ p.nj }}                /* 8-token B tiles per warp */
+#define NG {{ p.ng }}                /* group-parameter entries per n-block per stage */
+#define W_STAGE {{ p.w_bytes }}      /* bytes of packed weights per stage */
+#define X_STAGE {{ p.x_bytes }}
+#define STAGE_BYTES {{ p.stage_bytes }}
+#define LDC {{ p.ldc }}              /* padded row of the output tile in shared memory */
+
+/* Activation tile rows are BK bytes; 16-byte chunks are XOR-swizzled so the
+ * eight row addresses of one ldmatrix hit eight different bank groups. */
+static __device__ __forceinline__ int x_swizzle(int row, int chunk)
+{
+//% if p.tile_k == 64 then
+    return chunk ^ ((row >> 1) & 3);
+//% else
+    return chunk ^ (row & 7);
+//% end
+}
+
+static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
+    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const signed char *__restrict__ Xq,
+    int n_cta, int m_cta, int M, int N, int K)
+{
+    const int kblocks = K / 64;
+    /* Packed weights: per 16-row block, the stage's BK/64 blocks of 512 bytes
+     * are contiguous in global memory and land contiguous in shared memory. */
+#pragma unroll
+    for (int i = 0; i < (W_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (W_STAGE % (16 * THREADS) == 0 || c < W_STAGE / 16) {
+            const int nbl = c / (BK / 2), off = c % (BK / 2);
+            const int nb = n_cta / 16 + nbl;
+            const bool ok = nb * 16 < N;
+            const uint4 *src = qweight + ((size_t)(ok ? nb : 0) * kblocks + (size_t)kt * (BK / 64)) * 32 + off;
+            cp_async16(stage + c * 16, src, ok);
+        }
+    }
+//% if p.group > 0 then
+    /* Group parameters: NG entries of 32 bytes per 16-row block. */
+    const int groups_per_row = K / GROUP, g0 = kt * BK / GROUP;
+#pragma unroll
+    for (int i = 0; i < ((BN / 16) * NG * 2 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (c < (BN / 16) * NG * 2) {
+            const int nbl = c / (NG * 2), off = c % (NG * 2);
+            const int nb = n_cta / 16 + nbl;
+            const bool ok = nb * 16 < N;
+            const u32 *src = gparams + ((size_t)(ok ? nb : 0) * groups_per_row + g0) * 8 + off * 4;
+            cp_async16(stage + W_STAGE + X_STAGE + c * 16, src, ok);
+        }
+    }
+//% end
+    /* Activations: BM rows of BK int8; rows past M are zero-filled. */
+#pragma unroll
+    for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (X_STAGE % (16 * THREADS) == 0 || c < X_STAGE / 16) {
+            const int row = c / (BK / 16), chunk = c % (BK / 16);
+            const int m = m_cta + row;
+            const bool ok = m < M;
+            const signed char *src = Xq + (size_t)(ok ? m : 0) * K + (size_t)kt * BK + chunk * 16;
+            cp_async16(stage + W_STAGE + row * BK + x_swizzle(row, chunk) * 16, src, ok);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const float *__restrict__ s0,
+    const signed char *__restrict__ Xq, const float *__restrict__ sx,
+//% if p.epi == "i32" then
+    int *__restrict__ Y,
+//% else
+    u16 *__restrict__ Y,
+//% end
+    int M, int N, int K)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    const u32 smem_base = smem_addr(smem);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int warp_n = warp % WARPS_N, warp_m = warp / WARPS_N;
+    const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
+    const int ktiles = K / BK;
+
+    int acc[MI][NJ][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j)
+            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
+
+//% if p.group == 0 then
+    /* Per-channel: one group per row, its parameters read once. */
+    lqq_params params[MI];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        const int nb = (n_cta + warp_n * (BN / WARPS_N) + i * 16) / 16;
+        params[i] = lqq_unpack_params(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
+    }
+//% end
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles)
+            load_stage(smem_base + s * STAGE_BYTES, s, tid, qweight, gparams, Xq, n_cta, m_cta, M, N, K);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        /* Refill the slot every warp finished with in the previous iteration. */
+        const int next = kt + STAGES - 1;
+        if (next < ktiles)
+            load_stage(smem_base + (next % STAGES) * STAGE_BYTES, next, tid, qweight, gparams, Xq,
+                       n_cta, m_cta, M, N, K);
+        cp_async_commit();
+
+        const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
+#pragma unroll
+        for (int kb = 0; kb < BK / 64; ++kb) {
+            /* A: one 128-bit load per 16-row block gives this lane its 32
+             * weights for two MMAs (dual-MMA packed layout). */
+            u32 a[MI][2][4];
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const int nbl = warp_n * MI + i;
+//% if p.group > 0 then
+                const int gi = (GROUP < BK) ? (kb * 64) / GROUP : 0;
+                const lqq_params pr = lqq_unpack_params(
+                    lds32(stage + W_STAGE + X_STAGE + (nbl * NG + gi) * 32 + (lane >> 2) * 4));
+//% else
+                const lqq_params pr = params[i];
+//% end
+                const uint4 w = lds128(stage + (nbl * (BK / 64) + kb) * 512 + lane * 16);
+                lqq_dequant_word(w.x, pr, a[i][0][0], a[i][0][1]);
+                lqq_dequant_word(w.y, pr, a[i][0][2], a[i][0][3]);
+                lqq_dequant_word(w.z, pr, a[i][1][0], a[i][1][1]);
+                lqq_dequant_word(w.w, pr, a[i][1][2], a[i][1][3]);
+            }
+            /* B: one ldmatrix.x4 per 8 tokens covers 64 k (two MMAs). */
+            u32 b[NJ][4];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                const int row = warp_m * (BM / WARPS_M) + j * 8 + (lane & 7);
+                const int chunk = kb * 4 + (lane >> 3);
+                ldmatrix_x4(stage + W_STAGE + row * BK + x_swizzle(row, chunk) * 16,
+                            b[j][0], b[j][1], b[j][2], b[j][3]);
+            }
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+#pragma unroll
+                    for (int j = 0; j < NJ; ++j)
+                        mma_s8_16832(acc[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+
+    /* Epilogue: stage the tile in shared memory, then store whole rows with
+     * 16-byte writes. Accumulator r of tile (i, j) is weight row
+     * g (+8 for r >= 2) and token 2t (+1 for odd r). */
+//% if p.epi == "i32" then
+    int *tile = (int *)smem;
+//% else
+    u16 *tile = (u16 *)smem;
+//% end
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int nl = warp_n * (BN / WARPS_N) + i * 16 + (lane >> 2) + half * 8;
+//% if p.epi ~= "i32" then
+            const int n = n_cta + nl;
+            const float scale_n = n < N ? s0[n] : 0.0f;
+//% end
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+#pragma unroll
+                for (int odd = 0; odd < 2; ++odd) {
+                    const int ml = warp_m * (BM / WARPS_M) + j * 8 + (lane & 3) * 2 + odd;
+                    const int v = acc[i][j][half * 2 + odd];
+//% if p.epi == "i32" then
+                    tile[ml * LDC + nl] = v;
+//% else
+                    const int m = m_cta + ml;
+                    const float scale_m = m < M ? sx[m] : 0.0f;
+                    tile[ml * LDC + nl] = float_to_half((float)v * (scale_m * scale_n));
+//% end
+                }
+            }
+        }
+    }
+    __syncthreads();
+    constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
+    constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
+    for (int c = tid; c < BM * CHUNKS_PER_ROW; c += THREADS) {
+        const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
+        const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
+        if (m < M && n < N)
+            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
+    }
+}

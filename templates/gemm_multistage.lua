@@ -1,0 +1,45 @@
+-- gemm_multistage.lua -- the launch plan of gemm_multistage.cu: checks a
+-- variant's fields against each other and the target, and derives the
+-- numbers the template and the runtime need.
+local P = {}
+
+local function bad(msg) fail("INVALID_KEY", msg) end
+
+function P.check(f, arch)
+  local bm, bn, bk = f.tile:match("^(%d+)x(%d+)x(%d+)$")
+  bm, bn, bk = tonumber(bm), tonumber(bn), tonumber(bk)
+  local wm, wn = f.warps:match("^(%d+)x(%d+)$")
+  wm, wn = tonumber(wm), tonumber(wn)
+  local stages, g = tonumber(f.stages), tonumber(f.g)
+  if bk ~= 64 and bk ~= 128 then bad("tile K step " .. bk .. " must be 64 or 128") end
+  if bm % (8 * wm) ~= 0 then bad("tile M " .. bm .. " must be a multiple of 8 x warps M (" .. wm .. ")") end
+  if bn % (16 * wn) ~= 0 then bad("tile N " .. bn .. " must be a multiple of 16 x warps N (" .. wn .. ")") end
+  local warps = wm * wn
+  if warps > 16 then bad("at most 16 warps per CTA (" .. f.warps .. " is " .. warps .. ")") end
+  if g > 0 and g % bk ~= 0 and bk % g ~= 0 then
+    bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
+  end
+  local mi, nj = bn / wn / 16, bm / wm / 8
+  if mi * nj * 4 > 128 then
+    bad("warp tile " .. (bm / wm) .. "x" .. (bn / wn) .. " needs " .. (mi * nj * 4) .. " accumulator registers per thread (max 128)")
+  end
+  local ng = (g > 0) and math.max(1, bk // g) or 0     -- gparams entries per n-block per stage
+  local w_bytes, x_bytes, gp_bytes = bn * bk // 2, bm * bk, (bn // 16) * ng * 32
+  local stage_bytes = w_bytes + x_bytes + gp_bytes
+  local out_bytes = (f.epi == "i32") and 4 or 2
+  local ldc = bn + ((f.epi == "i32") and 4 or 8)          -- padded row of the output tile
+  local smem = math.max(stages * stage_bytes, bm * ldc * out_bytes)
+  if smem > arch.smem then
+    bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
+  end
+  return {
+    name = "qjit_gemm_" .. f.scheme:gsub("-", "_"),
+    threads = 32 * warps, smem = smem,
+    tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, warps_n = wn, stages = stages,
+    group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng,
+    w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
+  }
+end
+
+return P

@@ -1,0 +1,112 @@
+-- lib/cuda.lua -- shared device-code pieces, as text: PTX wrappers for the
+-- copies, shared-memory loads and MMA atoms the kernels compose, and the
+-- dequantization routine of each scheme. Kernels include what they use.
+local L = {}
+
+-- Address and copy primitives (sm_80+). Generated kernels include no CUDA
+-- headers: NVRTC then parses a few hundred lines, not tens of thousands.
+L.prelude = [[
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned long long u64;
+
+static __device__ __forceinline__ u32 smem_addr(const void *p)
+{
+    u32 r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+
+/* 16-byte global->shared copy that bypasses L1; with ok == false the
+ * destination is zero-filled and nothing is read. */
+static __device__ __forceinline__ void cp_async16(u32 dst, const void *src, bool ok)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(ok ? 16 : 0));
+}
+static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> static __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
+}
+
+static __device__ __forceinline__ uint4 lds128(u32 addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+    return v;
+}
+static __device__ __forceinline__ u32 lds32(u32 addr)
+{
+    u32 v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+    return v;
+}
+
+/* Four 8x8 b16 matrices (here: 8 rows x 16 int8 each); lanes 8j..8j+7 give
+ * the row addresses of matrix j. */
+static __device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u32 &r2, u32 &r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+static __device__ __forceinline__ float half_to_float(u16 h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+static __device__ __forceinline__ u16 float_to_half(float f)
+{
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+]]
+
+-- D = A * B + D, INT8 x INT8 -> INT32, A 16x32 (row), B 32x8 (col).
+L.mma_s8 = [[
+static __device__ __forceinline__ void mma_s8_16832(int (&d)[4], const u32 (&a)[4], u32 b0, u32 b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+]]
+
+-- LiquidQuant dequantization (ALGORITHMS.md section 4): four UINT4 values,
+-- one per byte, become four INT8 weights with one IMAD and one LOP3:
+-- U8' = Q4 * s + a has no carries between bytes (U8' <= 255), and XOR 0x80
+-- turns UINT8 into INT8 (subtracting 128 modulo 256).
+L.dequant = {}
+L.dequant["w4a8-lqq"] = [[
+/* p = { s_lo, a_lo, s_hi, a_hi }: row g's and row g+8's group parameters. */
+struct lqq_params { u32 s_lo, a_lo, s_hi, a_hi; };
+
+static __device__ __forceinline__ lqq_params lqq_unpack_params(u32 p)
+{
+    lqq_params r;
+    r.s_lo = p & 0xFFu;
+    r.a_lo = ((p >> 8) & 0xFFu) * 0x01010101u;
+    r.s_hi = (p >> 16) & 0xFFu;
+    r.a_hi = (p >> 24) * 0x01010101u;
+    return r;
+}
+
+static __device__ __forceinline__ u32 lqq_dequant4(u32 q4x4, u32 s, u32 a4)
+{
+    return (q4x4 * s + a4) ^ 0x80808080u;
+}
+
+/* One packed word holds row g's four weights in its low nibbles and row
+ * g+8's in its high nibbles: two MMA A registers. */
+static __device__ __forceinline__ void lqq_dequant_word(u32 w, const lqq_params &p, u32 &row_lo, u32 &row_hi)
+{
+    row_lo = lqq_dequant4(w & 0x0F0F0F0Fu, p.s_lo, p.a_lo);
+    row_hi = lqq_dequant4((w >> 4) & 0x0F0F0F0Fu, p.s_hi, p.a_hi);
+}
+]]
+
+return L

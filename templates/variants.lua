@@ -1,0 +1,185 @@
+-- variants.lua -- the variant space: which fields a key has, how each may be
+-- spelled, their defaults and limits, and which template renders a kernel.
+-- Policy lives here (and in dispatch.lua), not in C: adding a field, a value
+-- or a scheme is an edit to this file and a template, with no rebuild.
+local V = {}
+
+local function bad(msg) fail("INVALID_KEY", msg) end
+
+-- Architectures: compute capability, shared memory a block may opt into.
+local ARCH = {
+  sm_80  = { cc = 80, smem = 166912 },
+  sm_86  = { cc = 86, smem = 101376 },
+  sm_89  = { cc = 89, smem = 101376 },
+  sm_90  = { cc = 90, smem = 232448 },
+  sm_90a = { cc = 90, smem = 232448, exact = true },
+}
+V.ARCH = ARCH
+
+local function norm_arch(v)
+  local s = v:lower():gsub("^compute_", ""):gsub("^sm_", ""):gsub("^sm", "")
+  if not s:match("^%d%d%d?[af]?$") then bad("arch '" .. v .. "' is not an architecture (e.g. sm_80, sm_90a)") end
+  return "sm_" .. s
+end
+
+local SCHEMES = { ["w4a8-lqq"] = true }
+local SCHEME_ALIASES = { lqq = "w4a8-lqq", liquidquant = "w4a8-lqq", ["w4a8_lqq"] = "w4a8-lqq" }
+local PLANNED = { ["w4a8-qoq"] = true, ["w4a8-is"] = true, w8a8 = true, w4a4 = true, w4ax = true }
+
+local function norm_scheme(v)
+  local s = v:lower()
+  s = SCHEME_ALIASES[s] or s:gsub("_", "-")
+  if SCHEMES[s] then return s end
+  if PLANNED[s] then bad("scheme '" .. s .. "' has no template yet (implemented: w4a8-lqq)") end
+  bad("unknown scheme '" .. v .. "' (known: w4a8-lqq)")
+end
+
+local function norm_int(name, lo, hi)
+  return function(v)
+    local n = tonumber(v)
+    if not n or n ~= math.floor(n) or n < lo or n > hi then
+      bad(name .. "=" .. v .. " must be an integer in [" .. lo .. ", " .. hi .. "]")
+    end
+    return tostring(math.floor(n))
+  end
+end
+
+local function norm_group(v)
+  local s = v:lower()
+  if s == "per-channel" or s == "channel" or s == "pc" or s == "k" or s == "0" then return "0" end
+  local n = tonumber(s)
+  if not n or n ~= math.floor(n) or n < 0 then bad("g=" .. v .. " is not a group size (0/per-channel, 64, 128, 256, ...)") end
+  if n % 64 ~= 0 then bad("g=" .. v .. ": group must be per-channel or a multiple of 64 (the packing unit along K)") end
+  return tostring(math.floor(n))
+end
+
+local function norm_dims(name, count)
+  return function(v)
+    local parts = {}
+    for p in v:lower():gmatch("[^x*]+") do
+      local n = tonumber(p)
+      if not n or n ~= math.floor(n) or n <= 0 then bad(name .. "=" .. v .. " needs " .. count .. " positive integers joined by 'x'") end
+      parts[#parts + 1] = tostring(math.floor(n))
+    end
+    if #parts ~= count then bad(name .. "=" .. v .. " needs " .. count .. " integers joined by 'x'") end
+    return table.concat(parts, "x")
+  end
+end
+
+local function norm_choice(name, map)
+  return function(v)
+    local s = map[v:lower()]
+    if not s then
+      local known = {}
+      for k, c in pairs(map) do if k == c then known[#known + 1] = k end end
+      table.sort(known)
+      bad(name .. "=" .. v .. " is not one of: " .. table.concat(known, ", "))
+    end
+    return s
+  end
+end
+
+-- Every kernel kind: its fields (normalizer, default) and template.
+V.KINDS = {
+  gemm = {
+    template = "gemm_multistage.cu",
+    fields = {
+      scheme = { norm = norm_scheme, default = "w4a8-lqq" },
+      g      = { norm = norm_group, default = "128" },
+      tile   = { norm = norm_dims("tile", 3), default = "64x128x64" },
+      warps  = { norm = norm_dims("warps", 2), default = "2x2" },
+      stages = { norm = norm_int("stages", 2, 8), default = "4" },
+      pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage" }), default = "multistage" },
+      epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
+      arch   = { norm = norm_arch },
+    },
+  },
+  ["act-quant"] = {
+    template = "act_quant.cu",
+    fields = {
+      bits    = { norm = norm_choice("bits", { ["8"] = "8" }), default = "8" },
+      threads = { norm = norm_int("threads", 32, 1024), default = "256" },
+      arch    = { norm = norm_arch },
+    },
+  },
+}
+
+local ALIASES = { group = "g", kind = "kernel", pipeline = "pipe", stage = "stages",
+                  epilogue = "epi", out = "epi", warp = "warps", cta = "tile", target = "arch", sm = "arch" }
+local KIND_ALIASES = { gemm = "gemm", ["act-quant"] = "act-quant", actquant = "act-quant", quant = "act-quant",
+                       ["act_quant"] = "act-quant" }
+
+-- Parses "name=value; name=value" (separators ; , or spaces) into a table.
+local function parse(text)
+  local raw = {}
+  for item in text:gmatch("[^;,%s]+") do
+    local name, value = item:match("^([^=]+)=(.+)$")
+    if not name then bad("'" .. item .. "' is not name=value (key: " .. text .. ")") end
+    name = name:lower()
+    name = ALIASES[name] or name
+    if raw[name] then bad("field '" .. name .. "' given twice (key: " .. text .. ")") end
+    raw[name] = value
+  end
+  return raw
+end
+
+-- Returns the canonical key and the parsed fields. default_arch fills a
+-- missing arch ("" means none: then the key must name one).
+function V.parse(text, default_arch)
+  local raw = parse(text)
+  local kind = KIND_ALIASES[(raw.kernel or "gemm"):lower()]
+  if not kind then bad("unknown kernel '" .. raw.kernel .. "' (known: gemm, act-quant)") end
+  raw.kernel = nil
+  local spec = V.KINDS[kind]
+  local f = { kernel = kind }
+  for name, value in pairs(raw) do
+    if not spec.fields[name] then
+      local known = {}
+      for k in pairs(spec.fields) do known[#known + 1] = k end
+      table.sort(known)
+      bad("unknown field '" .. name .. "' for kernel " .. kind .. " (fields: kernel, " .. table.concat(known, ", ") .. ")")
+    end
+    f[name] = spec.fields[name].norm(value)
+  end
+  if not f.arch then
+    if not default_arch or default_arch == "" then bad("the key names no arch and no default target is set") end
+    f.arch = norm_arch(default_arch)
+  end
+  if not ARCH[f.arch] then
+    local known = {}
+    for k in pairs(ARCH) do known[#known + 1] = k end
+    table.sort(known)
+    fail("UNSUPPORTED_ARCH", "no template targets " .. f.arch .. " (supported: " .. table.concat(known, ", ") .. ")")
+  end
+  for name, field in pairs(spec.fields) do
+    if not f[name] then f[name] = field.default end
+  end
+  local names = {}
+  for k in pairs(f) do names[#names + 1] = k end
+  table.sort(names)
+  local parts = {}
+  for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. f[k] end
+  return table.concat(parts, ";"), f, spec
+end
+
+function V.canonicalize(text, default_arch)
+  local canon = V.parse(text, default_arch)
+  return canon
+end
+
+-- Renders the kernel of a key; returns its source and the launch facts the
+-- runtime needs (kept in the cache entry, so a cache hit needs no Lua).
+function V.generate(text, default_arch)
+  local canon, f, spec = V.parse(text, default_arch)
+  local plan = import((spec.template:gsub("%.cu$", ".lua")))
+  local facts = plan.check(f, ARCH[f.arch])
+  facts.key = canon
+  facts.kind = f.kernel
+  facts.arch = f.arch
+  facts.min_cc = ARCH[f.arch].cc
+  facts.exact_cc = ARCH[f.arch].exact and 1 or 0
+  facts.source = render(spec.template, { key = canon, f = f, p = facts, lib = import("lib/cuda.lua") })
+  return facts
+end
+
+return V

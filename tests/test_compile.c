@@ -1,0 +1,387 @@
+/* test_compile.c -- the whole generation path without a GPU: NVRTC compiles
+ * every default variant for every arch; the disk cache serves hits, heals
+ * corrupt entries, follows template edits, survives concurrent writers and
+ * refuses folders other users can write; template and NVRTC errors are
+ * reported with where to look. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "qjit.h"
+#include "context.h"
+#include "generate.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static qjit_context *make_ctx(const char *cache, const char *templates, const char *arch)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = arch;
+    o.cache_dir = cache;
+    o.template_path = templates ? templates : "";
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    return ctx;
+}
+
+static void compile_ok(qjit_context *ctx, const char *key, qjit_compile_info *info)
+{
+    qjit_status st = qjit_compile(ctx, key, NULL, info);
+    ck_assert_msg(st == QJIT_OK, "%s: %s\n%s", key, qjit_status_name(st), qjit_last_error(ctx));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every default variant, every arch: proves every template compiles. */
+START_TEST(default_set_compiles_for_every_arch)
+{
+    static const char *archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+    const char *arch = archs[_i];
+    char *dir = qt_tempdir("arch");
+    qjit_context *ctx = make_ctx(dir, NULL, arch);
+    char *list = NULL;
+    ck_assert_int_eq(qjit_default_variants(ctx, arch, &list), QJIT_OK);
+    double times[64];
+    int n = 0;
+    for (char *p = strtok(list, "\n"); p; p = strtok(NULL, "\n")) {
+        qjit_compile_info info;
+        compile_ok(ctx, p, &info);
+        ck_assert_int_eq(info.from_cache, 0);
+        if (strstr(p, "kernel=gemm") && n < 64)
+            times[n++] = info.compile_seconds;
+    }
+    ck_assert_int_ge(n, 8);
+    qsort(times, (size_t)n, sizeof times[0], cmp_double);
+    printf("%s: %d GEMM variants, NVRTC compile median %.3f s (min %.3f, max %.3f)\n", arch, n, times[n / 2],
+           times[0], times[n - 1]);
+    size_t bad = 99;
+    ck_assert_int_eq(qjit_cache_list(ctx, NULL, NULL, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 0);
+    qjit_free(ctx, list);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+static const char *KEY = "scheme=w4a8-lqq;g=128;tile=16x64x128;warps=1x4;stages=3;epi=i32";
+
+START_TEST(hit_after_miss_and_across_contexts)
+{
+    char *dir = qt_tempdir("hit");
+    qjit_context *ctx = make_ctx(dir, NULL, "sm_90a");
+    qjit_compile_info a, b, c;
+    compile_ok(ctx, KEY, &a);
+    ck_assert_int_eq(a.from_cache, 0);
+    ck_assert(a.compile_seconds > 0);
+    compile_ok(ctx, KEY, &b);
+    ck_assert_int_eq(b.from_cache, 1);
+    ck_assert_str_eq(a.entry, b.entry);
+    qjit_context_destroy(ctx);
+    ctx = make_ctx(dir, NULL, "sm_90a");
+    compile_ok(ctx, KEY, &c);
+    ck_assert_int_eq(c.from_cache, 1);
+    printf("cold %.3f s (NVRTC %.3f s), hit %.4f s\n", a.total_seconds, a.compile_seconds, c.total_seconds);
+    /* Another arch is another entry. */
+    qjit_compile_info d;
+    ck_assert_int_eq(qjit_compile(ctx, KEY, "sm_80", &d), QJIT_OK);
+    ck_assert_int_eq(d.from_cache, 0);
+    ck_assert_str_ne(d.entry, a.entry);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The entry handed out on a miss and on a hit is owned by the caller and
+ * released by the cache module's release function (allocation conventions
+ * agree). */
+START_TEST(entry_out_of_miss_and_hit_is_releasable)
+{
+    char *dir = qt_tempdir("own");
+    qjit_context *ctx = make_ctx(dir, NULL, "sm_90a");
+    for (int round = 0; round < 2; round++) {
+        qjit__cache_entry e;
+        qjit_compile_info info;
+        pthread_mutex_lock(&ctx->lock);
+        qjit_status st = qjit__build_locked(ctx, KEY, NULL, &info, &e);
+        pthread_mutex_unlock(&ctx->lock);
+        ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
+        ck_assert_int_eq(info.from_cache, round);
+        ck_assert_ptr_nonnull(strstr(e.key, "variant arch=sm_90a;epi=i32"));
+        long long threads = 0;
+        ck_assert(qjit__meta_int(e.meta, "threads", &threads));
+        ck_assert_int_eq(threads, 128);
+        ck_assert_uint_gt(e.payload_bytes, 1000);
+        qjit__cache_entry_release(ctx, &e);
+    }
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+static void flip_byte(const char *path, long offset_from_end)
+{
+    FILE *f = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, -offset_from_end, SEEK_END);
+    int c = fgetc(f);
+    fseek(f, -offset_from_end, SEEK_END);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+}
+
+START_TEST(corrupt_entry_is_healed)
+{
+    char *dir = qt_tempdir("heal");
+    qjit_context *ctx = make_ctx(dir, NULL, "sm_90a");
+    qjit_compile_info a, b, c;
+    compile_ok(ctx, KEY, &a);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, a.entry);
+    flip_byte(path, 100);
+    size_t bad = 0;
+    ck_assert_int_eq(qjit_cache_list(ctx, NULL, NULL, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 1);
+    compile_ok(ctx, KEY, &b);
+    ck_assert_int_eq(b.healed, 1);
+    ck_assert_int_eq(b.from_cache, 0);
+    ck_assert_int_eq(qjit_cache_list(ctx, NULL, NULL, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 0);
+    /* Truncation is caught too. */
+    ck_assert_int_eq(truncate(path, 300), 0);
+    compile_ok(ctx, KEY, &c);
+    ck_assert_int_eq(c.healed, 1);
+    compile_ok(ctx, KEY, &c);
+    ck_assert_int_eq(c.from_cache, 1);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    ck_assert_ptr_nonnull(in);
+    ck_assert_ptr_nonnull(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+}
+
+/* A user template folder shadowing the built-in gemm template. */
+static char *user_templates(const char *extra_line_after, const char *extra)
+{
+    char *dir = qt_tempdir("tpl");
+    char from[4096], to[4096];
+    snprintf(from, sizeof from, "%s/gemm_multistage.cu", QJIT_SOURCE_TEMPLATES);
+    snprintf(to, sizeof to, "%s/gemm_multistage.cu", dir);
+    copy_file(from, to);
+    if (extra) {
+        /* Insert `extra` after the first line starting with extra_line_after. */
+        FILE *f = fopen(to, "rb");
+        char *text = calloc(1, 1 << 20);
+        size_t n = fread(text, 1, (1 << 20) - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        char *at = strstr(text, extra_line_after);
+        ck_assert_ptr_nonnull(at);
+        at = strchr(at, '\n') + 1;
+        f = fopen(to, "wb");
+        fwrite(text, 1, (size_t)(at - text), f);
+        fputs(extra, f);
+        fputs(at, f);
+        fclose(f);
+        free(text);
+    }
+    return dir;
+}
+
+START_TEST(edited_template_is_used_without_rebuild)
+{
+    char *cache = qt_tempdir("edit");
+    char *tpl = user_templates("// qjit variant", NULL);
+    qjit_context *ctx = make_ctx(cache, tpl, "sm_90a");
+    qjit_compile_info a, b, c;
+    compile_ok(ctx, KEY, &a);
+    compile_ok(ctx, KEY, &b);
+    ck_assert_int_eq(b.from_cache, 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/gemm_multistage.cu", tpl);
+    FILE *f = fopen(path, "ab");
+    fputs("// an edit by a researcher\n", f);
+    fclose(f);
+    compile_ok(ctx, KEY, &c);
+    ck_assert_int_eq(c.from_cache, 0);
+    ck_assert_str_ne(c.entry, a.entry);
+    char *src = NULL;
+    size_t len;
+    ck_assert_int_eq(qjit_generate(ctx, KEY, &src, &len), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(src, "an edit by a researcher"));
+    qjit_free(ctx, src);
+    qjit_context_destroy(ctx);
+    qt_rmtree(tpl);
+    qt_rmtree(cache);
+    free(tpl);
+    free(cache);
+}
+END_TEST
+
+START_TEST(template_error_names_file_and_line)
+{
+    char *cache = qt_tempdir("lerr");
+    char *tpl = user_templates("#define BM", "//% local boom = nil + 1\n");
+    qjit_context *ctx = make_ctx(cache, tpl, "sm_90a");
+    qjit_status st = qjit_compile(ctx, KEY, NULL, NULL);
+    ck_assert_int_eq(st, QJIT_TEMPLATE);
+    const char *msg = qjit_last_error(ctx);
+    /* The inserted line follows "#define BM", line 12 of the template. */
+    ck_assert_msg(strstr(msg, "gemm_multistage.cu:13:") != NULL, "message: %s", msg);
+    qjit_context_destroy(ctx);
+    qt_rmtree(tpl);
+    qt_rmtree(cache);
+    free(tpl);
+    free(cache);
+}
+END_TEST
+
+START_TEST(nvrtc_error_keeps_the_source)
+{
+    char *cache = qt_tempdir("nerr");
+    char *tpl = user_templates("#define BM", "this is not CUDA;\n");
+    qjit_context *ctx = make_ctx(cache, tpl, "sm_90a");
+    qjit_status st = qjit_compile(ctx, KEY, NULL, NULL);
+    ck_assert_int_eq(st, QJIT_COMPILE);
+    const char *msg = qjit_last_error(ctx);
+    ck_assert_msg(strstr(msg, "variant: arch=sm_90a;epi=i32;g=128") != NULL, "message: %s", msg);
+    const char *saved = strstr(msg, "generated source saved to ");
+    ck_assert_msg(saved != NULL, "message: %s", msg);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", saved + strlen("generated source saved to "));
+    path[strcspn(path, "\n")] = '\0';
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "saved source %s missing", path);
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_ptr_nonnull(strstr(line, "// qjit variant: "));
+    fclose(f);
+    /* NVRTC's log points into the generated text. */
+    ck_assert_ptr_nonnull(strstr(msg, "qjit_kernel.cu("));
+    qjit_context_destroy(ctx);
+    qt_rmtree(tpl);
+    qt_rmtree(cache);
+    free(tpl);
+    free(cache);
+}
+END_TEST
+
+START_TEST(concurrent_writers)
+{
+    char *dir = qt_tempdir("conc");
+    const char *keys[] = {KEY, "scheme=w4a8-lqq;g=0;tile=16x64x128;warps=1x4;stages=4",
+                          "kernel=act-quant;threads=256"};
+    enum { PROCS = 8 };
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        ck_assert_int_ge(pids[p], 0);
+        if (pids[p] == 0) {
+            qjit_context_options o;
+            qjit_context_options_init(&o);
+            o.arch = "sm_90a";
+            o.cache_dir = dir;
+            o.template_path = "";
+            qjit_context *ctx = NULL;
+            if (qjit_context_create(&o, &ctx))
+                _exit(10);
+            for (int i = 0; i < 3; i++) {
+                qjit_compile_info info;
+                if (qjit_compile(ctx, keys[(i + p) % 3], NULL, &info)) {
+                    fprintf(stderr, "child %d: %s\n", p, qjit_last_error(ctx));
+                    _exit(20 + i);
+                }
+            }
+            qjit_context_destroy(ctx);
+            _exit(0);
+        }
+    }
+    for (int p = 0; p < PROCS; p++) {
+        int status = 0;
+        waitpid(pids[p], &status, 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed (status %d)", p, status);
+    }
+    qjit_context *ctx = make_ctx(dir, NULL, "sm_90a");
+    size_t bad = 99;
+    ck_assert_int_eq(qjit_cache_list(ctx, NULL, NULL, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 0);
+    for (int i = 0; i < 3; i++) {
+        qjit_compile_info info;
+        compile_ok(ctx, keys[i], &info);
+        ck_assert_int_eq(info.from_cache, 1);
+    }
+    /* No temporary files are left behind. */
+    DIR *d = opendir(dir);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        ck_assert_msg(!strstr(e->d_name, ".tmp."), "leftover %s", e->d_name);
+        entries += strstr(e->d_name, ".qjb") != NULL;
+    }
+    closedir(d);
+    ck_assert_int_eq(entries, 3);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(non_private_folder_is_refused)
+{
+    char *dir = qt_tempdir("perm");
+    qjit_context *ctx = make_ctx(dir, NULL, "sm_90a");
+    compile_ok(ctx, KEY, NULL);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    qjit_status st = qjit_compile(ctx, KEY, NULL, NULL);
+    ck_assert_int_eq(st, QJIT_CACHE_INSECURE);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), dir));
+    ck_assert_int_eq(chmod(dir, 0700), 0);
+    compile_ok(ctx, KEY, NULL);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *qjit_test_suite(void)
+{
+    Suite *s = suite_create("compile");
+    TCase *all = tcase_create("every_arch");
+    tcase_set_timeout(all, 900);
+    tcase_add_loop_test(all, default_set_compiles_for_every_arch, 0, 5);
+    qt_add(s, all, 0);
+    TCase *tc = tcase_create("cache");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, hit_after_miss_and_across_contexts);
+    tcase_add_test(tc, entry_out_of_miss_and_hit_is_releasable);
+    tcase_add_test(tc, corrupt_entry_is_healed);
+    tcase_add_test(tc, edited_template_is_used_without_rebuild);
+    tcase_add_test(tc, template_error_names_file_and_line);
+    tcase_add_test(tc, nvrtc_error_keeps_the_source);
+    tcase_add_test(tc, concurrent_writers);
+    tcase_add_test(tc, non_private_folder_is_refused);
+    qt_add(s, tc, 0);
+    return s;
+}

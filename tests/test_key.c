@@ -1,0 +1,164 @@
+/* test_key.c -- variant keys: canonical form, spellings, every field
+ * counts, bad keys rejected with a useful message; generation basics. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "qjit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static qjit_context *make_ctx(void)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = "sm_90a";
+    o.template_path = "";
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    return ctx;
+}
+
+static void canon(qjit_context *ctx, const char *key, char *out)
+{
+    qjit_status st = qjit_key_canonicalize(ctx, key, out, 1024);
+    ck_assert_msg(st == QJIT_OK, "key '%s': %s: %s", key, qjit_status_name(st), qjit_last_error(ctx));
+}
+
+START_TEST(order_and_spelling_do_not_matter)
+{
+    qjit_context *ctx = make_ctx();
+    const char *same[] = {
+        "scheme=w4a8-lqq;g=128;tile=64x128x64;warps=2x2;stages=4;arch=sm_90a",
+        "arch=sm_90a;stages=4;warps=2x2;tile=64x128x64;g=128;scheme=w4a8-lqq",
+        "scheme=LQQ, group=128, tile=64X128X64, warps=2x2, stages=4, arch=90a",
+        "  scheme=w4a8_lqq  g=128 cta=64x128x64 warp=2x2 stage=4 target=SM_90A pipe=ms epi=fp16 kernel=gemm",
+        "scheme=w4a8-lqq;arch=compute_90a",                /* the rest are defaults */
+    };
+    char first[1024], other[1024];
+    canon(ctx, same[0], first);
+    ck_assert_str_eq(first, "arch=sm_90a;epi=f16;g=128;kernel=gemm;pipe=multistage;scheme=w4a8-lqq;stages=4;"
+                            "tile=64x128x64;warps=2x2");
+    for (size_t i = 1; i < sizeof same / sizeof same[0]; i++) {
+        canon(ctx, same[i], other);
+        ck_assert_str_eq(first, other);
+    }
+    /* Per-channel spellings. */
+    char a[1024], b[1024], c[1024];
+    canon(ctx, "g=0", a);
+    canon(ctx, "g=per-channel", b);
+    canon(ctx, "group=channel", c);
+    ck_assert_str_eq(a, b);
+    ck_assert_str_eq(a, c);
+    ck_assert_ptr_nonnull(strstr(a, "g=0;"));
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(every_field_changes_the_key)
+{
+    qjit_context *ctx = make_ctx();
+    const char *base = "scheme=w4a8-lqq;g=128;tile=64x128x64;warps=2x2;stages=4;arch=sm_90a;epi=f16;pipe=multistage";
+    const char *changed[][2] = {
+        {"g", "g=64"}, {"g", "g=0"}, {"tile", "tile=128x128x64"}, {"tile", "tile=64x128x128"},
+        {"tile", "tile=64x256x64"}, {"warps", "warps=1x4"}, {"stages", "stages=3"}, {"arch", "arch=sm_80"},
+        {"arch", "arch=sm_90"}, {"epi", "epi=i32"},
+    };
+    char ref[1024], got[1024];
+    canon(ctx, base, ref);
+    for (size_t i = 0; i < sizeof changed / sizeof changed[0]; i++) {
+        /* Replace the field in the base key by the new value. */
+        char key[1024] = "";
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", base);
+        for (char *tok = strtok(copy, ";"); tok; tok = strtok(NULL, ";")) {
+            size_t n = strlen(changed[i][0]);
+            if (!strncmp(tok, changed[i][0], n) && tok[n] == '=')
+                continue;
+            strcat(key, tok);
+            strcat(key, ";");
+        }
+        strcat(key, changed[i][1]);
+        canon(ctx, key, got);
+        ck_assert_msg(strcmp(ref, got) != 0, "changing %s left the key unchanged", changed[i][1]);
+        ck_assert_msg(strstr(got, changed[i][1]) != NULL, "%s missing from %s", changed[i][1], got);
+    }
+    /* The activation kernel's fields count too. */
+    canon(ctx, "kernel=act-quant;threads=256", ref);
+    canon(ctx, "kernel=act-quant;threads=128", got);
+    ck_assert_str_ne(ref, got);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+static void expect_bad(qjit_context *ctx, const char *key, qjit_status want, const char *words)
+{
+    char out[1024];
+    strcpy(out, "untouched");
+    qjit_status st = qjit_key_canonicalize(ctx, key, out, sizeof out);
+    ck_assert_msg(st == want, "key '%s': got %s, want %s (%s)", key, qjit_status_name(st), qjit_status_name(want),
+                  qjit_last_error(ctx));
+    ck_assert_msg(strstr(qjit_last_error(ctx), words) != NULL, "key '%s': message '%s' lacks '%s'", key,
+                  qjit_last_error(ctx), words);
+    ck_assert_str_eq(out, "untouched");
+}
+
+START_TEST(bad_keys_are_rejected)
+{
+    qjit_context *ctx = make_ctx();
+    expect_bad(ctx, "scheme=w4a8-lqq;colour=red", QJIT_INVALID_KEY, "unknown field 'colour'");
+    expect_bad(ctx, "scheme=foo", QJIT_INVALID_KEY, "unknown scheme 'foo'");
+    expect_bad(ctx, "scheme=w4a8-qoq", QJIT_INVALID_KEY, "no template yet");
+    expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
+    expect_bad(ctx, "g=abc", QJIT_INVALID_KEY, "g=abc");
+    expect_bad(ctx, "g=64;group=128", QJIT_INVALID_KEY, "given twice");
+    expect_bad(ctx, "tile=64x128", QJIT_INVALID_KEY, "tile");
+    expect_bad(ctx, "stages=1", QJIT_INVALID_KEY, "stages");
+    expect_bad(ctx, "scheme", QJIT_INVALID_KEY, "not name=value");
+    expect_bad(ctx, "kernel=softmax", QJIT_INVALID_KEY, "unknown kernel");
+    expect_bad(ctx, "arch=sm_35", QJIT_UNSUPPORTED_ARCH, "sm_35");
+    expect_bad(ctx, "arch=pentium", QJIT_INVALID_KEY, "pentium");
+    char small[8];
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64", small, sizeof small), QJIT_OVERFLOW);
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, NULL, small, sizeof small), QJIT_INVALID_ARGUMENT);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(generated_source_starts_with_its_key)
+{
+    qjit_context *ctx = make_ctx();
+    char *src = NULL;
+    size_t len = 0;
+    const char *key = "scheme=w4a8-lqq;g=64;tile=16x64x128;warps=1x4;stages=3";
+    ck_assert_int_eq(qjit_generate(ctx, key, &src, &len), QJIT_OK);
+    char want[1024], first[1200];
+    canon(ctx, key, want);
+    snprintf(first, sizeof first, "// qjit variant: %s\n", want);
+    ck_assert_msg(!strncmp(src, first, strlen(first)), "source starts with: %.200s", src);
+    ck_assert_uint_eq(len, strlen(src));
+    ck_assert_ptr_nonnull(strstr(src, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"));
+    ck_assert_ptr_nonnull(strstr(src, "cp.async.cg.shared.global"));
+    ck_assert_ptr_nonnull(strstr(src, "^ 0x80808080u"));
+    ck_assert_ptr_null(strstr(src, "{{"));
+    ck_assert_ptr_null(strstr(src, "//%"));
+    qjit_free(ctx, src);
+    /* A variant whose tiles do not fit is refused with the reason. */
+    ck_assert_int_eq(qjit_generate(ctx, "tile=60x128x64", &src, &len), QJIT_INVALID_KEY);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "multiple of 8"));
+    ck_assert_int_eq(qjit_generate(ctx, "tile=256x256x128;warps=1x1;stages=8", &src, &len), QJIT_INVALID_KEY);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+Suite *qjit_test_suite(void)
+{
+    Suite *s = suite_create("key");
+    TCase *tc = tcase_create("canonical");
+    tcase_add_test(tc, order_and_spelling_do_not_matter);
+    tcase_add_test(tc, every_field_changes_the_key);
+    tcase_add_test(tc, bad_keys_are_rejected);
+    tcase_add_test(tc, generated_source_starts_with_its_key);
+    qt_add(s, tc, 0);
+    return s;
+}
