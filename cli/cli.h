@@ -1,0 +1,14 @@
+/* cli.h -- pieces shared by the qjit command's files. */
+#ifndef QJIT_CLI_H
+#define QJIT_CLI_H
+
+#include "qjit.h"
+
+/* Creates a context from the common options (--arch, --cache-dir); prints
+ * the error and returns NULL on failure. */
+qjit_context *cli_context(const char *arch, const char *cache_dir);
+/* Prints "qjit: <status name>: <last error>" to stderr; returns 1. */
+int cli_fail(qjit_context *ctx, qjit_status st, const char *what);
+int cmd_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,274 @@
+/* demo.c -- `qjit demo`: the main job. With a GPU: quantize a random
+ * Llama-2-7B-sized layer, run forward at several M, check every output
+ * against the CPU reference and time it. Without one: pre-compile the default
+ * variant set for sm_90a into the cache. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "context.h"
+#include "quant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: qjit demo [--n N] [--k K] [--group G] [--m M,M,...] [--seed S] [--cache-dir DIR]\n"
+    "Quantizes a random N x K layer (default 11008 x 4096, group 128) to W4A8-LQQ, runs\n"
+    "forward at each M (default 1,16,128,1024), checks the INT32 accumulators bit for bit\n"
+    "and the FP16 output against the CPU reference, and prints times. Without a GPU it\n"
+    "pre-compiles the default variant set for sm_90a into the cache instead.\n";
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float rng_normal(uint64_t *s)
+{
+    double u1 = ((double)(rng_next(s) >> 11) + 1.0) / 9007199254740993.0;
+    double u2 = (double)(rng_next(s) >> 11) / 9007199254740992.0;
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static int precompile(const char *cache_dir)
+{
+    qjit_context *ctx = cli_context("sm_90a", cache_dir);
+    if (!ctx)
+        return 1;
+    char *list = NULL;
+    qjit_status st = qjit_default_variants(ctx, "sm_90a", &list);
+    if (st)
+        return cli_fail(ctx, st, "listing the default variants");
+    printf("no GPU here: pre-compiling the default variant set for sm_90a into %s\n",
+           qjit_context_cache_dir(ctx));
+    printf("%-8s %9s  %s\n", "result", "seconds", "variant");
+    int n = 0, rc = 0;
+    double total = 0;
+    for (char *p = list; p && *p;) {
+        char *eol = strchr(p, '\n');
+        if (eol)
+            *eol = '\0';
+        qjit_compile_info info;
+        st = qjit_compile(ctx, p, "sm_90a", &info);
+        if (st)
+            rc = cli_fail(ctx, st, p);
+        else
+            printf("%-8s %9.3f  %s\n", info.from_cache ? "cached" : "compiled", info.total_seconds, p);
+        total += info.total_seconds;
+        n++;
+        p = eol ? eol + 1 : NULL;
+    }
+    printf("%d variants for sm_90a in %.2f s; run `qjit demo` on a GPU machine to execute them\n", n, total);
+    qjit_free(ctx, list);
+    qjit_context_destroy(ctx);
+    return rc;
+}
+
+typedef struct run_result {
+    double us, max_rel, compile_s, hit_s;
+    int from_cache;
+    long long acc_mismatch;
+    char key[512];
+} run_result;
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define CHECK_CU(call, what)                                                                                         \
+    do {                                                                                                             \
+        CUresult r_ = (call);                                                                                        \
+        if (r_ != CUDA_SUCCESS) {                                                                                    \
+            qjit__cuda_error(ctx, d, r_, what);                                                                      \
+            st = QJIT_CUDA;                                                                                          \
+            goto done;                                                                                               \
+        }                                                                                                            \
+    } while (0)
+
+static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes, int64_t M,
+                         int64_t N, int64_t K, uint64_t *seed, const char *cache_dir, run_result *res)
+{
+    qjit__driver *d = &ctx->driver;
+    qjit_status st = QJIT_OK;
+    size_t xn = (size_t)M * (size_t)K, yn = (size_t)M * (size_t)N;
+    uint16_t *X = malloc(xn * 2), *Y = malloc(yn * 2);
+    int8_t *Xq = malloc(xn);
+    float *sx = malloc((size_t)M * 4), *Yref = malloc(yn * 4);
+    int32_t *acc = malloc(yn * 4), *acc_ref = malloc(yn * 4);
+    CUdeviceptr dX = 0, dY = 0, dA = 0;
+    CUevent e0 = NULL, e1 = NULL;
+    memset(res, 0, sizeof *res);
+    if (!X || !Y || !Xq || !sx || !Yref || !acc || !acc_ref) {
+        st = QJIT_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (size_t i = 0; i < xn; i++)
+        X[i] = qjit__float_to_half(rng_normal(seed));
+    if ((st = qjit_reference_quantize_activations(ctx, M, K, X, Xq, sx)) ||
+        (st = qjit_reference_gemm(ctx, blob, blob_bytes, M, Xq, sx, acc_ref, Yref)))
+        goto done;
+    if ((st = qjit_linear_variant(lin, M, res->key, sizeof res->key)))
+        goto done;
+    /* Compile (or find) the variant, then time a cache hit from a fresh
+     * context, as a new process would see it. */
+    qjit_compile_info info;
+    if ((st = qjit_compile(ctx, res->key, NULL, &info)))
+        goto done;
+    res->from_cache = info.from_cache;
+    res->compile_s = info.total_seconds;
+    qjit_context *fresh = cli_context(ctx->arch, cache_dir);
+    if (fresh) {
+        qjit_compile_info hit;
+        if (qjit_compile(fresh, res->key, NULL, &hit) == QJIT_OK && hit.from_cache)
+            res->hit_s = hit.total_seconds;
+        qjit_context_destroy(fresh);
+    }
+    qjit__driver_bind(ctx, d);
+    CHECK_CU(d->MemAlloc(&dX, xn * 2), "cuMemAlloc");
+    CHECK_CU(d->MemAlloc(&dY, yn * 2), "cuMemAlloc");
+    CHECK_CU(d->MemAlloc(&dA, yn * 4), "cuMemAlloc");
+    CHECK_CU(d->MemcpyHtoD(dX, X, xn * 2), "cuMemcpyHtoD");
+    CHECK_CU(d->MemsetD8(dY, 0xFF, yn * 2), "cuMemsetD8");   /* poison: 0xFFFF is a NaN */
+    CHECK_CU(d->MemsetD8(dA, 0xA5, yn * 4), "cuMemsetD8");
+    if ((st = qjit_linear_forward_acc(lin, M, (void *)dX, (int32_t *)dA, NULL, 0, NULL)) ||
+        (st = qjit_linear_forward(lin, M, (void *)dX, (void *)dY, NULL, 0, NULL)))
+        goto done;
+    CHECK_CU(d->CtxSynchronize(), "kernel execution");
+    CHECK_CU(d->MemcpyDtoH(acc, dA, yn * 4), "cuMemcpyDtoH");
+    CHECK_CU(d->MemcpyDtoH(Y, dY, yn * 2), "cuMemcpyDtoH");
+    double ymax = 0;
+    for (size_t i = 0; i < yn; i++)
+        ymax = fmax(ymax, fabs(Yref[i]));
+    for (size_t i = 0; i < yn; i++) {
+        res->acc_mismatch += acc[i] != acc_ref[i];
+        float y = qjit__half_to_float(Y[i]);
+        double err = isnan(y) ? INFINITY : fabs((double)y - Yref[i]) / (ymax > 0 ? ymax : 1);
+        if (err > res->max_rel)
+            res->max_rel = err;
+    }
+    /* Timing: warm, then the median of 50 event-timed calls. */
+    CHECK_CU(d->EventCreate(&e0, 0), "cuEventCreate");
+    CHECK_CU(d->EventCreate(&e1, 0), "cuEventCreate");
+    float times[50];
+    for (int i = 0; i < 5; i++)
+        qjit_linear_forward(lin, M, (void *)dX, (void *)dY, NULL, 0, NULL);
+    for (int i = 0; i < 50; i++) {
+        d->EventRecord(e0, NULL);
+        qjit_linear_forward(lin, M, (void *)dX, (void *)dY, NULL, 0, NULL);
+        d->EventRecord(e1, NULL);
+        CHECK_CU(d->EventSynchronize(e1), "timing");
+        d->EventElapsedTime(&times[i], e0, e1);
+    }
+    qsort(times, 50, sizeof times[0], cmp_float);
+    res->us = times[25] * 1000.0;
+done:
+    if (e0)
+        d->EventDestroy(e0);
+    if (e1)
+        d->EventDestroy(e1);
+    if (dX)
+        d->MemFree(dX);
+    if (dY)
+        d->MemFree(dY);
+    if (dA)
+        d->MemFree(dA);
+    free(X); free(Y); free(Xq); free(sx); free(Yref); free(acc); free(acc_ref);
+    return st;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    int64_t N = 11008, K = 4096;
+    int group = 128;
+    uint64_t seed = (uint64_t)time(NULL);
+    const char *cache_dir = NULL, *mlist = "1,16,128,1024";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+            N = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--k") && i + 1 < argc)
+            K = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc)
+            group = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--m") && i + 1 < argc)
+            mlist = argv[++i];
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+            cache_dir = argv[++i];
+        else {
+            fprintf(stderr, "qjit demo: unknown option '%s'\n%s", argv[i], usage);
+            return 2;
+        }
+    }
+    qjit_context *ctx = cli_context(NULL, cache_dir);
+    if (!ctx)
+        return 1;
+    char arch[16];
+    qjit_status st = qjit_context_arch(ctx, arch, sizeof arch);
+    if (st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE) {
+        printf("%s\n", qjit_last_error(ctx));
+        qjit_context_destroy(ctx);
+        return precompile(cache_dir);
+    }
+    if (st)
+        return cli_fail(ctx, st, "finding the GPU");
+    printf("device: %s (%s), seed %llu\n", ctx->driver.name, arch, (unsigned long long)seed);
+    size_t bytes = 0;
+    float *W = malloc((size_t)N * (size_t)K * sizeof *W);
+    void *blob = NULL;
+    qjit_linear *lin = NULL;
+    int rc = 1;
+    if (!W || (st = qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &bytes)) || !(blob = malloc(bytes))) {
+        rc = st ? cli_fail(ctx, st, "sizing the layer") : 1;
+        goto done;
+    }
+    for (size_t i = 0; i < (size_t)N * (size_t)K; i++)
+        W[i] = 0.02f * rng_normal(&seed);
+    if ((st = qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes)) ||
+        (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin))) {
+        rc = cli_fail(ctx, st, "preparing the layer");
+        goto done;
+    }
+    printf("layer: N=%lld K=%lld group=%d, W4A8-LQQ, %.1f MB packed\n\n", (long long)N, (long long)K, group,
+           bytes / 1e6);
+    printf("%6s %10s %10s %10s %8s %12s %10s  %s\n", "M", "compile s", "hit s", "us/call", "TOPS", "max rel err",
+           "acc", "variant");
+    rc = 0;
+    for (const char *p = mlist; p && *p;) {
+        int64_t M = atoll(p);
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+        if (M <= 0)
+            continue;
+        run_result r;
+        st = run_m(ctx, lin, blob, bytes, M, N, K, &seed, cache_dir, &r);
+        if (st) {
+            rc = cli_fail(ctx, st, "forward");
+            break;
+        }
+        int ok = r.acc_mismatch == 0 && r.max_rel < 1e-3;
+        printf("%6lld %9.3f%s %10.4f %10.2f %8.1f %12.2e %10s  %s\n", (long long)M, r.compile_s,
+               r.from_cache ? "*" : " ", r.hit_s, r.us, 2.0 * M * N * K / (r.us * 1e-6) / 1e12, r.max_rel,
+               r.acc_mismatch ? "MISMATCH" : "exact", r.key);
+        if (!ok)
+            rc = 1;
+    }
+    printf("\n(* compile column: the variant was already in the cache; hit s: load from a fresh context;\n"
+           " max rel err: |Y - Yref| / max|Yref| of the FP16 output; acc: INT32 accumulators vs CPU)\n");
+done:
+    qjit_linear_destroy(lin);
+    free(blob);
+    free(W);
+    qjit_context_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,270 @@
+/* qjit.c -- the qjit command: gen, compile, cache, demo. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_main[] =
+    "usage: qjit <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  gen KEY              print the CUDA source generated for a variant key\n"
+    "  compile KEY... | --defaults\n"
+    "                       compile variants into the disk cache (no GPU needed with --arch)\n"
+    "  cache ls|verify|clear\n"
+    "                       list, verify or empty the disk cache\n"
+    "  demo                 quantize a Llama-2-7B-sized layer, run it and check it against\n"
+    "                       the CPU reference (without a GPU: pre-compile the default set)\n"
+    "  version              print the library version\n"
+    "\n"
+    "Each command takes --help. Environment: QJIT_CACHE_DIR, QJIT_TEMPLATE_PATH, QJIT_ARCH,\n"
+    "QJIT_CACHE_MAX_MB, QJIT_LOG=1.\n";
+
+qjit_context *cli_context(const char *arch, const char *cache_dir)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = arch;
+    o.cache_dir = cache_dir;
+    qjit_context *ctx = NULL;
+    qjit_status st = qjit_context_create(&o, &ctx);
+    if (st) {
+        fprintf(stderr, "qjit: cannot create a context: %s (%s)\n", qjit_status_string(st), qjit_status_name(st));
+        return NULL;
+    }
+    return ctx;
+}
+
+int cli_fail(qjit_context *ctx, qjit_status st, const char *what)
+{
+    fprintf(stderr, "qjit: %s failed: %s\n%s\n", what, qjit_status_name(st), qjit_last_error(ctx));
+    return 1;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    return 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: qjit gen KEY [--arch ARCH]\n"
+        "Prints the CUDA source the templates generate for KEY, e.g.\n"
+        "  qjit gen 'scheme=w4a8-lqq;g=128;tile=64x128x64;warps=2x2;stages=4' --arch sm_90a\n"
+        "The key's own arch field wins over --arch.\n";
+    if (wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    const char *arch = NULL, *key = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+            arch = argv[++i];
+        else if (!key && argv[i][0] != '-')
+            key = argv[i];
+        else {
+            fprintf(stderr, "qjit gen: unexpected argument '%s'\n%s", argv[i], usage);
+            return 2;
+        }
+    }
+    if (!key) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    qjit_context *ctx = cli_context(arch, NULL);
+    if (!ctx)
+        return 1;
+    char *src = NULL;
+    size_t len = 0;
+    qjit_status st = qjit_generate(ctx, key, &src, &len);
+    int rc = st ? cli_fail(ctx, st, "gen") : 0;
+    if (!st)
+        fwrite(src, 1, len, stdout);
+    qjit_free(ctx, src);
+    qjit_context_destroy(ctx);
+    return rc;
+}
+
+static int cmd_compile(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: qjit compile (KEY... | --defaults) [--arch ARCH] [--cache-dir DIR]\n"
+        "Generates and compiles each variant into the disk cache; a cached one is only\n"
+        "verified. Works without a GPU when --arch (or QJIT_ARCH) names the target.\n"
+        "--defaults compiles the default variant set (templates/dispatch.lua).\n";
+    if (wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    const char *arch = NULL, *cache_dir = NULL;
+    int defaults = 0, nkeys = 0;
+    const char **keys = calloc((size_t)argc, sizeof *keys);
+    if (!keys)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+            arch = argv[++i];
+        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+            cache_dir = argv[++i];
+        else if (!strcmp(argv[i], "--defaults"))
+            defaults = 1;
+        else if (argv[i][0] != '-')
+            keys[nkeys++] = argv[i];
+        else {
+            fprintf(stderr, "qjit compile: unknown option '%s'\n%s", argv[i], usage);
+            free(keys);
+            return 2;
+        }
+    }
+    if (!nkeys && !defaults) {
+        fputs(usage, stderr);
+        free(keys);
+        return 2;
+    }
+    qjit_context *ctx = cli_context(arch, cache_dir);
+    if (!ctx) {
+        free(keys);
+        return 1;
+    }
+    int rc = 0;
+    char *list = NULL;
+    if (defaults) {
+        qjit_status st = qjit_default_variants(ctx, arch, &list);
+        if (st) {
+            rc = cli_fail(ctx, st, "listing the default variants");
+            goto done;
+        }
+        const char **grown = realloc(keys, ((size_t)argc + 64) * sizeof *keys);
+        if (!grown)
+            goto done;
+        keys = grown;
+        for (char *p = list; p && *p && nkeys < argc + 64;) {
+            char *eol = strchr(p, '\n');
+            if (eol)
+                *eol = '\0';
+            keys[nkeys++] = p;
+            p = eol ? eol + 1 : NULL;
+        }
+    }
+    printf("cache: %s\n", qjit_context_cache_dir(ctx));
+    printf("%-8s %9s %9s  %s\n", "result", "gen s", "total s", "variant");
+    double total = 0;
+    for (int i = 0; i < nkeys; i++) {
+        qjit_compile_info info;
+        qjit_status st = qjit_compile(ctx, keys[i], arch, &info);
+        if (st) {
+            rc = cli_fail(ctx, st, keys[i]);
+            continue;
+        }
+        total += info.total_seconds;
+        printf("%-8s %9.3f %9.3f  %s\n", info.from_cache ? "cached" : info.healed ? "healed" : "compiled",
+               info.generate_seconds, info.total_seconds, keys[i]);
+    }
+    printf("%d variant(s), %.3f s in all\n", nkeys, total);
+done:
+    qjit_free(ctx, list);
+    qjit_context_destroy(ctx);
+    free(keys);
+    return rc;
+}
+
+typedef struct ls_state {
+    int verbose;
+    size_t count, bytes;
+} ls_state;
+
+static int print_entry(void *ud, const qjit_cache_entry_info *e)
+{
+    ls_state *s = ud;
+    s->count++;
+    s->bytes += e->bytes;
+    if (e->valid)
+        printf("ok       %8llu  %-8s %s\n", (unsigned long long)e->bytes, e->arch, e->key);
+    else
+        printf("CORRUPT  %8llu  %s: %s\n", (unsigned long long)e->bytes, e->name, e->problem ? e->problem : "?");
+    return 0;
+}
+
+static int cmd_cache(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: qjit cache (ls | verify | clear) [--cache-dir DIR]\n"
+        "  ls      list entries (size, arch, variant), verifying each\n"
+        "  verify  as ls; exits 1 if any entry is corrupt\n"
+        "  clear   remove every qjit entry (nothing else) from the folder\n";
+    if (wants_help(argc, argv) || argc < 2) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cache_dir = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
+            cache_dir = argv[++i];
+        else {
+            fprintf(stderr, "qjit cache: unexpected argument '%s'\n%s", argv[i], usage);
+            return 2;
+        }
+    }
+    const char *verb = argv[1];
+    if (strcmp(verb, "ls") && strcmp(verb, "verify") && strcmp(verb, "clear")) {
+        fprintf(stderr, "qjit cache: unknown action '%s'\n%s", verb, usage);
+        return 2;
+    }
+    qjit_context *ctx = cli_context(NULL, cache_dir);
+    if (!ctx)
+        return 1;
+    int rc = 0;
+    qjit_status st;
+    if (!strcmp(verb, "clear")) {
+        size_t removed = 0;
+        st = qjit_cache_clear(ctx, &removed);
+        if (st)
+            rc = cli_fail(ctx, st, "cache clear");
+        else
+            printf("removed %zu file(s) from %s\n", removed, qjit_context_cache_dir(ctx));
+    } else {
+        ls_state s = {0, 0, 0};
+        size_t bad = 0;
+        printf("cache: %s\n", qjit_context_cache_dir(ctx));
+        st = qjit_cache_list(ctx, print_entry, &s, &bad);
+        if (st)
+            rc = cli_fail(ctx, st, "cache ls");
+        else {
+            printf("%zu entr%s, %.1f MB, %zu corrupt\n", s.count, s.count == 1 ? "y" : "ies", s.bytes / 1e6, bad);
+            if (bad && !strcmp(verb, "verify"))
+                rc = 1;
+        }
+    }
+    qjit_context_destroy(ctx);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "gen"))
+        return cmd_gen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compile"))
+        return cmd_compile(argc - 1, argv + 1);
+    if (!strcmp(cmd, "cache"))
+        return cmd_cache(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo"))
+        return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version")) {
+        printf("qjit %s\n", qjit_version_string());
+        return 0;
+    }
+    fprintf(stderr, "qjit: unknown command '%s'\n%s", cmd, usage_main);
+    return 2;
+}

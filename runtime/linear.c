@@ -1,0 +1,359 @@
+/* linear.c -- a quantized linear layer on the GPU: packed weights uploaded
+ * once, a dispatch table from templates/dispatch.lua (M bucket -> variant),
+ * and forward(), whose steady state is two launches and nothing else: no
+ * allocation, no file, no Lua, no lock (kernels are published through
+ * atomic pointers once resolved). */
+#define _GNU_SOURCE
+#include "context.h"
+#include "core.h"
+#include "generate.h"
+#include "lua_vm.h"
+#include "module.h"
+#include "quant.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUCKETS 8
+
+typedef struct bucket {
+    int64_t max_m;               /* 0: unbounded */
+    char *key, *key_acc;         /* FP16 and INT32-accumulator variants */
+    _Atomic(const qjit__kernel *) gemm, gemm_acc;
+} bucket;
+
+struct qjit_linear {
+    qjit_context *ctx;
+    qjit_scheme scheme;
+    int group;
+    int64_t N, K;
+    CUdeviceptr weights;         /* the uploaded payload */
+    size_t weights_bytes;
+    CUdeviceptr qweight, gparams, s0;
+    pthread_mutex_t lock;        /* workspace growth and slow-path resolution */
+    CUdeviceptr workspace;
+    size_t workspace_bytes;
+    char *quant_key;
+    _Atomic(const qjit__kernel *) quant;
+    int nbuckets;
+    bucket buckets[MAX_BUCKETS];
+};
+
+void qjit_linear_options_init(qjit_linear_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->max_tokens = 1024;
+}
+
+static CUdeviceptr device_alloc(qjit_context *ctx, size_t bytes, qjit_status *st)
+{
+    CUdeviceptr p = 0;
+    if (ctx->device_allocator.alloc) {
+        p = (CUdeviceptr)ctx->device_allocator.alloc(ctx->device_allocator.ud, bytes);
+        *st = p ? QJIT_OK : qjit__error(ctx, QJIT_OUT_OF_MEMORY, "device allocator failed for %zu bytes", bytes);
+        return p;
+    }
+    CUresult r = ctx->driver.MemAlloc(&p, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        *st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of device memory allocating %zu bytes", bytes);
+    else
+        *st = r == CUDA_SUCCESS ? QJIT_OK : qjit__cuda_error(ctx, &ctx->driver, r, "cuMemAlloc");
+    return r == CUDA_SUCCESS ? p : 0;
+}
+
+static void device_free(qjit_context *ctx, CUdeviceptr p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (ctx->device_allocator.alloc) {
+        if (ctx->device_allocator.free)
+            ctx->device_allocator.free(ctx->device_allocator.ud, (uint64_t)p, bytes);
+    } else {
+        ctx->driver.MemFree(p);
+    }
+}
+
+/* Workspace: Xq (M x K int8) then sx (M floats), 256-byte aligned. */
+static size_t xq_bytes(int64_t M, int64_t K) { return ((size_t)M * (size_t)K + 255) & ~(size_t)255; }
+static size_t workspace_need(int64_t M, int64_t K) { return xq_bytes(M, K) + (size_t)M * sizeof(float); }
+
+qjit_status qjit_linear_workspace_size(const qjit_linear *lin, int64_t M, size_t *bytes)
+{
+    if (!lin || !bytes)
+        return QJIT_INVALID_ARGUMENT;
+    if (M <= 0 || M > INT_MAX || (uint64_t)M * (uint64_t)lin->K > ((uint64_t)1 << 46))
+        return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "M = %lld is out of range", (long long)M);
+    *bytes = workspace_need(M, lin->K);
+    return QJIT_OK;
+}
+
+/* Asks dispatch.lua for the layer's table. Caller holds ctx->lock. */
+static qjit_status plan(qjit_linear *lin)
+{
+    qjit_context *ctx = lin->ctx;
+    char arch[16], group[16], n[32], k[32];
+    qjit_status st = qjit__context_arch_locked(ctx, arch);
+    qjit__lua *L;
+    if (st || (st = qjit__context_lua(ctx, &L)))
+        return st;
+    snprintf(group, sizeof group, "%d", lin->group);
+    snprintf(n, sizeof n, "%lld", (long long)lin->N);
+    snprintf(k, sizeof k, "%lld", (long long)lin->K);
+    const char *args[5] = {"w4a8-lqq", group, n, k, arch};
+    qjit__lua_result r;
+    if ((st = qjit__lua_call(L, "dispatch.lua", "plan", 5, args, &r)))
+        return st;
+    const char *quant = qjit__lua_result_get(&r, "quant");
+    const char *count = qjit__lua_result_get(&r, "nbuckets");
+    int nb = count ? atoi(count) : 0;
+    if (!quant || nb < 1 || nb > MAX_BUCKETS) {
+        st = qjit__error(ctx, QJIT_TEMPLATE, "dispatch.lua: plan returned no quant key or %d buckets (1..%d)", nb,
+                         MAX_BUCKETS);
+        goto done;
+    }
+    lin->quant_key = qjit__strdup(ctx, quant);
+    for (int i = 0; i < nb && st == QJIT_OK; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "b%d_max", i + 1);
+        const char *max = qjit__lua_result_get(&r, name);
+        snprintf(name, sizeof name, "b%d_key", i + 1);
+        const char *key = qjit__lua_result_get(&r, name);
+        if (!max || !key) {
+            st = qjit__error(ctx, QJIT_TEMPLATE, "dispatch.lua: bucket %d lacks max or key", i + 1);
+            break;
+        }
+        bucket *b = &lin->buckets[i];
+        b->max_m = atoll(max);
+        b->key = qjit__strdup(ctx, key);
+        b->key_acc = qjit__printf(ctx, "%s;epi=i32", key);
+        /* The accumulator variant is the same key with its epilogue swapped. */
+        char *semi = b->key_acc ? strstr(b->key_acc, "epi=f16;") : NULL;
+        if (semi)
+            memmove(semi, semi + 8, strlen(semi + 8) + 1);
+        if (!b->key || !b->key_acc)
+            st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+        lin->nbuckets = i + 1;
+    }
+    if (st == QJIT_OK && !lin->quant_key)
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+done:
+    qjit__lua_result_release(L, &r);
+    return st;
+}
+
+/* Slow path of a bucket: build and load, check it fits the layer, publish. */
+static qjit_status resolve(qjit_linear *lin, const char *key, _Atomic(const qjit__kernel *) *slot,
+                           const qjit__kernel **out)
+{
+    const qjit__kernel *k;
+    qjit_status st = qjit__kernel_get(lin->ctx, key, &k);
+    if (st)
+        return st;
+    if (!strcmp(k->kind, "gemm")) {
+        if (lin->K % k->k_step || lin->N % k->n_unit)
+            return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "variant %s needs K %% %d == 0 and N %% %d == 0; "
+                               "the layer is N=%lld K=%lld", k->key, k->k_step, k->n_unit, (long long)lin->N,
+                               (long long)lin->K);
+        if (k->group != lin->group)
+            return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "variant %s has group %d; the weights have %d",
+                               k->key, k->group, lin->group);
+    }
+    atomic_store_explicit(slot, k, memory_order_release);
+    *out = k;
+    return QJIT_OK;
+}
+
+static qjit_status get_kernel(qjit_linear *lin, const char *key, _Atomic(const qjit__kernel *) *slot,
+                              const qjit__kernel **out)
+{
+    *out = atomic_load_explicit(slot, memory_order_acquire);
+    return *out ? QJIT_OK : resolve(lin, key, slot, out);
+}
+
+qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t bytes, const qjit_linear_options *opts_in,
+                               qjit_linear **out)
+{
+    if (!ctx || !out)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_linear_create: NULL context or out");
+    *out = NULL;
+    qjit_linear_options opts;
+    qjit_linear_options_init(&opts);
+    if (opts_in) {
+        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof opts)
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_linear_options.struct_size is %zu", opts_in->struct_size);
+        memcpy(&opts, opts_in, opts_in->struct_size);
+    }
+    if (opts.max_tokens <= 0 || opts.max_tokens > INT_MAX)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "max_tokens = %lld must be in 1..%d", (long long)opts.max_tokens,
+                           INT_MAX);
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st)
+        return st;
+    qjit_linear *lin = qjit__calloc(ctx, sizeof *lin);
+    if (!lin)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    lin->ctx = ctx;
+    lin->scheme = v.scheme;
+    lin->group = v.group;
+    lin->N = v.N;
+    lin->K = v.K;
+    pthread_mutex_init(&lin->lock, NULL);
+
+    pthread_mutex_lock(&ctx->lock);
+    st = qjit__context_driver(ctx);
+    if (st == QJIT_OK)
+        st = plan(lin);
+    if (st == QJIT_OK && (lin->weights = device_alloc(ctx, v.payload_bytes, &st)) != 0) {
+        lin->weights_bytes = v.payload_bytes;
+        CUresult r = ctx->driver.MemcpyHtoD(lin->weights, v.payload, v.payload_bytes);
+        if (r != CUDA_SUCCESS)
+            st = qjit__cuda_error(ctx, &ctx->driver, r, "cuMemcpyHtoD (weights)");
+    }
+    if (st == QJIT_OK) {
+        lin->workspace_bytes = workspace_need(opts.max_tokens, lin->K);
+        lin->workspace = device_alloc(ctx, lin->workspace_bytes, &st);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (st)
+        goto fail;
+    lin->qweight = lin->weights + v.qweight_offset;
+    lin->gparams = lin->weights + v.gparams_offset;
+    lin->s0 = lin->weights + v.s0_offset;
+    if (opts.eager) {
+        const qjit__kernel *k;
+        if ((st = get_kernel(lin, lin->quant_key, &lin->quant, &k)))
+            goto fail;
+        for (int i = 0; i < lin->nbuckets; i++)
+            if ((st = get_kernel(lin, lin->buckets[i].key, &lin->buckets[i].gemm, &k)))
+                goto fail;
+    }
+    *out = lin;
+    return QJIT_OK;
+fail:
+    qjit_linear_destroy(lin);
+    return st;
+}
+
+void qjit_linear_destroy(qjit_linear *lin)
+{
+    if (!lin)
+        return;
+    qjit_context *ctx = lin->ctx;
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->driver.loaded && qjit__driver_bind(ctx, &ctx->driver) == QJIT_OK) {
+        device_free(ctx, lin->weights, lin->weights_bytes);
+        device_free(ctx, lin->workspace, lin->workspace_bytes);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    for (int i = 0; i < lin->nbuckets; i++) {
+        qjit__strfree(ctx, lin->buckets[i].key);
+        qjit__strfree(ctx, lin->buckets[i].key_acc);
+    }
+    qjit__strfree(ctx, lin->quant_key);
+    pthread_mutex_destroy(&lin->lock);
+    qjit__free(ctx, lin, sizeof *lin);
+}
+
+static const bucket *find_bucket(const qjit_linear *lin, int64_t M)
+{
+    for (int i = 0; i < lin->nbuckets; i++)
+        if (lin->buckets[i].max_m == 0 || M <= lin->buckets[i].max_m)
+            return &lin->buckets[i];
+    return &lin->buckets[lin->nbuckets - 1];
+}
+
+qjit_status qjit_linear_variant(qjit_linear *lin, int64_t M, char *buf, size_t size)
+{
+    if (!lin || !buf || M <= 0)
+        return QJIT_INVALID_ARGUMENT;
+    const bucket *b = find_bucket(lin, M);
+    if (strlen(b->key) >= size)
+        return qjit__error(lin->ctx, QJIT_OVERFLOW, "buffer too small for the variant key");
+    memcpy(buf, b->key, strlen(b->key) + 1);
+    return QJIT_OK;
+}
+
+/* The forward path; acc selects the INT32-accumulator epilogue. */
+static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out, void *workspace,
+                           size_t workspace_bytes, void *stream, int acc)
+{
+    if (!lin)
+        return QJIT_INVALID_ARGUMENT;
+    qjit_context *ctx = lin->ctx;
+    if (M <= 0 || M > INT_MAX)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld: the token count must be in 1..%d", (long long)M,
+                           INT_MAX);
+    if (!X || !out)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", X ? "the output pointer" : "X");
+    if (((uintptr_t)X | (uintptr_t)out) & 15)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is not 16-byte aligned (%p)",
+                           ((uintptr_t)X & 15) ? "X" : "the output pointer", ((uintptr_t)X & 15) ? X : out);
+    size_t need = workspace_need(M, lin->K);
+    if (workspace && (((uintptr_t)workspace & 255) || workspace_bytes < need))
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "workspace must be 256-byte aligned and hold %zu bytes "
+                           "for M = %lld (got %zu at %p)", need, (long long)M, workspace_bytes, workspace);
+    const bucket *b = find_bucket(lin, M);
+    bucket *bm = (bucket *)b;
+    const qjit__kernel *quant, *gemm;
+    qjit_status st = get_kernel(lin, lin->quant_key, &lin->quant, &quant);
+    if (st || (st = get_kernel(lin, acc ? b->key_acc : b->key, acc ? &bm->gemm_acc : &bm->gemm, &gemm)))
+        return st;
+    const qjit__driver *d = &ctx->driver;
+    CUcontext current = NULL;
+    if (d->CtxGetCurrent(&current) != CUDA_SUCCESS || current != d->context)
+        d->CtxSetCurrent(d->context);
+    CUdeviceptr ws = (CUdeviceptr)(uintptr_t)workspace;
+    if (!ws) {
+        if (need > lin->workspace_bytes) {
+            /* Growing is the one allocation forward may make: when M first
+             * exceeds what the layer was created for. */
+            pthread_mutex_lock(&lin->lock);
+            if (need > lin->workspace_bytes) {
+                CUdeviceptr grown = device_alloc(ctx, need, &st);
+                if (grown) {
+                    d->StreamSynchronize((CUstream)stream);
+                    device_free(ctx, lin->workspace, lin->workspace_bytes);
+                    lin->workspace = grown;
+                    lin->workspace_bytes = need;
+                }
+            }
+            pthread_mutex_unlock(&lin->lock);
+            if (st)
+                return st;
+        }
+        ws = lin->workspace;
+    }
+    CUdeviceptr xq = ws, sx = ws + xq_bytes(M, lin->K);
+    int m32 = (int)M, n32 = (int)lin->N, k32 = (int)lin->K;
+    CUdeviceptr x = (CUdeviceptr)(uintptr_t)X, y = (CUdeviceptr)(uintptr_t)out;
+    void *qargs[] = {&x, &xq, &sx, &m32, &k32};
+    CUresult r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
+                                 (CUstream)stream, qargs, NULL);
+    if (r != CUDA_SUCCESS)
+        return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
+    void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32};
+    unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
+    unsigned gy = (unsigned)((M + gemm->tile_m - 1) / gemm->tile_m);
+    r = d->LaunchKernel(gemm->function, gx, gy, 1, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
+                        (CUstream)stream, gargs, NULL);
+    if (r != CUDA_SUCCESS)
+        return qjit__cuda_error(ctx, d, r, "launching the GEMM");
+    return QJIT_OK;
+}
+
+qjit_status qjit_linear_forward(qjit_linear *lin, int64_t M, const void *X, void *Y, void *workspace,
+                                size_t workspace_bytes, void *stream)
+{
+    return forward(lin, M, X, Y, workspace, workspace_bytes, stream, 0);
+}
+
+qjit_status qjit_linear_forward_acc(qjit_linear *lin, int64_t M, const void *X, int32_t *acc, void *workspace,
+                                    size_t workspace_bytes, void *stream)
+{
+    return forward(lin, M, X, acc, workspace, workspace_bytes, stream, 1);
+}

@@ -1,0 +1,161 @@
+/* test_errors.c -- bad input through the public API: a clear status, a
+ * message that says what to do, and nothing changed. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "qjit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+START_TEST(status_strings_are_never_null)
+{
+    for (int s = -3; s < 64; s++) {
+        ck_assert_ptr_nonnull(qjit_status_string((qjit_status)s));
+        ck_assert_ptr_nonnull(qjit_status_name((qjit_status)s));
+    }
+    ck_assert_str_eq(qjit_status_name(QJIT_COMPILE), "QJIT_COMPILE");
+    ck_assert_int_eq(QJIT_CORRUPT_WEIGHTS, 15);     /* pinned values */
+    ck_assert_ptr_nonnull(qjit_last_error(NULL));
+    ck_assert_uint_eq(qjit_version_number(), QJIT_VERSION_NUMBER);
+    ck_assert_str_eq(qjit_version_string(), QJIT_VERSION_STRING);
+}
+END_TEST
+
+START_TEST(context_options_are_checked)
+{
+    qjit_context *ctx = (qjit_context *)0x1;
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = "pentium4";
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_UNSUPPORTED_ARCH);
+    ck_assert_ptr_null(ctx);
+    o.arch = NULL;
+    o.struct_size = 0;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_context_create(NULL, NULL), QJIT_INVALID_ARGUMENT);
+    qjit_context_destroy(NULL);
+    qjit_linear_destroy(NULL);
+}
+END_TEST
+
+static qjit_context *make_ctx(const char *cache)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = "sm_90a";
+    o.cache_dir = cache;
+    o.template_path = "";
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    return ctx;
+}
+
+START_TEST(unusable_cache_folders)
+{
+    /* A folder that cannot be created. */
+    qjit_context *ctx = make_ctx("/proc/qjit-cannot-exist/cache");
+    ck_assert_int_eq(qjit_compile(ctx, "kernel=act-quant", NULL, NULL), QJIT_CACHE);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "/proc/qjit-cannot-exist"));
+    qjit_context_destroy(ctx);
+    /* A path that is a file. */
+    char *dir = qt_tempdir("file");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plainfile", dir);
+    FILE *f = fopen(path, "w");
+    fputs("x", f);
+    fclose(f);
+    ctx = make_ctx(path);
+    ck_assert_int_eq(qjit_compile(ctx, "kernel=act-quant", NULL, NULL), QJIT_CACHE);
+    qjit_context_destroy(ctx);
+    /* A folder others can write. */
+    snprintf(path, sizeof path, "%s/open", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    ck_assert_int_eq(chmod(path, 0777), 0);
+    ctx = make_ctx(path);
+    ck_assert_int_eq(qjit_compile(ctx, "kernel=act-quant", NULL, NULL), QJIT_CACHE_INSECURE);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "chmod"));
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(arch_nvrtc_cannot_target)
+{
+    char *dir = qt_tempdir("arch");
+    qjit_context *ctx = make_ctx(dir);
+    ck_assert_int_eq(qjit_compile(ctx, "kernel=act-quant", "sm_35", NULL), QJIT_UNSUPPORTED_ARCH);
+    ck_assert_int_eq(qjit_compile(ctx, "kernel=act-quant", "sm_7", NULL), QJIT_UNSUPPORTED_ARCH);
+    ck_assert_int_eq(qjit_compile(ctx, NULL, NULL, NULL), QJIT_INVALID_ARGUMENT);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(layer_sizes_are_checked)
+{
+    size_t bytes = 12345;
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, 4096, 4096, &bytes), QJIT_OK);
+    ck_assert_uint_gt(bytes, 4096u * 4096u / 2);
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, 4100, 4096, &bytes), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, 4096, 4000, &bytes), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, 4096, 64 * 3, &bytes), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, 0, 4096, &bytes), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, 4096, -64, &bytes), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_packed_size((qjit_scheme)99, 128, 4096, 4096, &bytes), QJIT_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(corrupt_weights_never_reach_the_gpu)
+{
+    qjit_context *ctx = make_ctx(NULL);
+    const int64_t N = 32, K = 128;
+    float W[32 * 128];
+    qt_rng r = qt_rng_make(3);
+    for (int i = 0; i < N * K; i++)
+        W[i] = (float)qt_normal(&r);
+    size_t bytes;
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 64, N, K, &bytes), QJIT_OK);
+    unsigned char *blob = malloc(bytes);
+    ck_assert_int_eq(qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, 64, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes),
+                     QJIT_OK);
+    blob[bytes - 5] ^= 1;
+    qjit_linear *lin = (qjit_linear *)0x1;
+    ck_assert_int_eq(qjit_linear_create(ctx, blob, bytes, NULL, &lin), QJIT_CORRUPT_WEIGHTS);
+    ck_assert_ptr_null(lin);
+    blob[bytes - 5] ^= 1;
+    ck_assert_int_eq(qjit_linear_create(ctx, blob, bytes - 1, NULL, &lin), QJIT_CORRUPT_WEIGHTS);
+    ck_assert_int_eq(qjit_linear_create(ctx, NULL, bytes, NULL, &lin), QJIT_INVALID_ARGUMENT);
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.max_tokens = 0;
+    ck_assert_int_eq(qjit_linear_create(ctx, blob, bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);
+    /* Without a GPU, a valid layer fails with a status that says so. */
+    if (!qt_has_gpu()) {
+        qjit_status st = qjit_linear_create(ctx, blob, bytes, NULL, &lin);
+        ck_assert_msg(st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE, "got %s", qjit_status_name(st));
+        ck_assert_ptr_null(lin);
+        ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "GPU"));
+    }
+    free(blob);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+Suite *qjit_test_suite(void)
+{
+    Suite *s = suite_create("errors");
+    TCase *tc = tcase_create("bad_input");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, status_strings_are_never_null);
+    tcase_add_test(tc, context_options_are_checked);
+    tcase_add_test(tc, unusable_cache_folders);
+    tcase_add_test(tc, arch_nvrtc_cannot_target);
+    tcase_add_test(tc, layer_sizes_are_checked);
+    tcase_add_test(tc, corrupt_weights_never_reach_the_gpu);
+    qt_add(s, tc, 0);
+    return s;
+}

@@ -1,0 +1,208 @@
+/* test_gpu.c -- kernels on the GPU (tagged "gpu"): the activation
+ * quantization and the GEMM's INT32 accumulators bit-exact against the CPU
+ * reference, the FP16 output within FP16 rounding of it, outputs poisoned
+ * before each run and fully overwritten; bad forward input changes nothing. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "context.h"
+#include "module.h"
+#include "qjit.h"
+#include "quant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fixture {
+    qjit_context *ctx;
+    qjit__driver *d;
+    void *blob;
+    size_t bytes;
+    qjit_linear *lin;
+    int64_t N, K;
+} fixture;
+
+static void setup(fixture *f, int64_t N, int64_t K, int group, uint64_t stream)
+{
+    memset(f, 0, sizeof *f);
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.template_path = "";
+    ck_assert_int_eq(qjit_context_create(&o, &f->ctx), QJIT_OK);
+    char arch[16];
+    ck_assert_msg(qjit_context_arch(f->ctx, arch, sizeof arch) == QJIT_OK, "%s", qjit_last_error(f->ctx));
+    f->d = &f->ctx->driver;
+    f->N = N;
+    f->K = K;
+    qt_rng r = qt_rng_make(stream);
+    float *W = malloc(sizeof(float) * (size_t)(N * K));
+    for (int64_t i = 0; i < N * K; i++)
+        W[i] = (float)(0.05 * qt_normal(&r));
+    /* An outlier column and an all-zero row, as real layers have. */
+    for (int64_t n = 0; n < N; n++)
+        W[n * K + (K / 3)] *= 20.0f;
+    for (int64_t k = 0; k < K; k++)
+        W[(N / 2) * K + k] = 0.0f;
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &f->bytes), QJIT_OK);
+    f->blob = malloc(f->bytes);
+    ck_assert_int_eq(qjit_quantize_weights(f->ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, f->blob,
+                                           f->bytes, &f->bytes), QJIT_OK);
+    free(W);
+    qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, NULL, &f->lin);
+    ck_assert_msg(st == QJIT_OK, "linear_create: %s", qjit_last_error(f->ctx));
+}
+
+static void teardown(fixture *f)
+{
+    qjit_linear_destroy(f->lin);
+    qjit_context_destroy(f->ctx);
+    free(f->blob);
+}
+
+#define CU(call) ck_assert_int_eq((int)(call), (int)CUDA_SUCCESS)
+
+/* Runs forward and forward_acc at M and compares everything with the CPU. */
+static void check_m(fixture *f, int64_t M, uint64_t stream)
+{
+    qjit__driver *d = f->d;
+    const int64_t N = f->N, K = f->K;
+    size_t xn = (size_t)(M * K), yn = (size_t)(M * N), ws_bytes;
+    ck_assert_int_eq(qjit_linear_workspace_size(f->lin, M, &ws_bytes), QJIT_OK);
+    uint16_t *X = malloc(xn * 2), *Y = malloc(yn * 2);
+    int8_t *Xq = malloc(xn), *Xq_gpu = malloc(xn);
+    float *sx = malloc((size_t)M * 4), *sx_gpu = malloc((size_t)M * 4), *Yref = malloc(yn * 4);
+    int32_t *acc = malloc(yn * 4), *acc_ref = malloc(yn * 4);
+    qt_rng r = qt_rng_make(stream);
+    for (size_t i = 0; i < xn; i++)
+        X[i] = qjit__float_to_half((float)(qt_normal(&r) * (i % 97 == 0 ? 8.0 : 1.0)));
+    for (int64_t k = 0; k < K; k++)                /* an all-zero token row */
+        X[(size_t)((M - 1) / 2) * K + k] = M > 2 ? 0 : X[(size_t)((M - 1) / 2) * K + k];
+    ck_assert_int_eq(qjit_reference_quantize_activations(f->ctx, M, K, X, Xq, sx), QJIT_OK);
+    ck_assert_int_eq(qjit_reference_gemm(f->ctx, f->blob, f->bytes, M, Xq, sx, acc_ref, Yref), QJIT_OK);
+
+    CUdeviceptr dX, dY, dA, dW;
+    qjit__driver_bind(f->ctx, d);
+    CU(d->MemAlloc(&dX, xn * 2));
+    CU(d->MemAlloc(&dY, yn * 2));
+    CU(d->MemAlloc(&dA, yn * 4));
+    CU(d->MemAlloc(&dW, ws_bytes));
+    CU(d->MemcpyHtoD(dX, X, xn * 2));
+    CU(d->MemsetD8(dY, 0xFF, yn * 2));            /* poison: FP16 NaN */
+    CU(d->MemsetD8(dA, 0xA5, yn * 4));
+    CU(d->MemsetD8(dW, 0x5A, ws_bytes));
+    qjit_status st = qjit_linear_forward_acc(f->lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws_bytes, NULL);
+    ck_assert_msg(st == QJIT_OK, "forward_acc M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
+    st = qjit_linear_forward(f->lin, M, (void *)dX, (void *)dY, NULL, 0, NULL);
+    ck_assert_msg(st == QJIT_OK, "forward M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
+    CU(d->CtxSynchronize());
+    CU(d->MemcpyDtoH(acc, dA, yn * 4));
+    CU(d->MemcpyDtoH(Y, dY, yn * 2));
+    CU(d->MemcpyDtoH(Xq_gpu, dW, xn));
+    CU(d->MemcpyDtoH(sx_gpu, dW + ((xn + 255) & ~(size_t)255), (size_t)M * 4));
+
+    ck_assert_msg(memcmp(sx, sx_gpu, (size_t)M * 4) == 0, "sx differs from the CPU reference (M=%lld)", (long long)M);
+    for (size_t i = 0; i < xn; i++)
+        ck_assert_msg(Xq[i] == Xq_gpu[i], "Xq[%zu]: gpu %d cpu %d (M=%lld)", i, Xq_gpu[i], Xq[i], (long long)M);
+    long long mismatches = 0, exact_half = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < yn; i++)
+        if (acc[i] != acc_ref[i] && mismatches++ == 0)
+            first = i;
+    ck_assert_msg(mismatches == 0, "M=%lld N=%lld K=%lld: %lld accumulators differ; first [%zu,%zu]: gpu %d cpu %d",
+                  (long long)M, (long long)N, (long long)K, mismatches, first / (size_t)N, first % (size_t)N,
+                  acc[first], acc_ref[first]);
+    /* FP16 output: within FP16 rounding of the FP32 reference (relative
+     * 2^-11, absolute 2^-24 near zero); every element written. */
+    for (size_t i = 0; i < yn; i++) {
+        float y = qjit__half_to_float(Y[i]);
+        ck_assert_msg(!isnan(y), "Y[%zu] not written (M=%lld)", i, (long long)M);
+        double bound = fabs(Yref[i]) * 0x1p-11 + 0x1p-24;
+        ck_assert_msg(fabs(y - Yref[i]) <= bound, "Y[%zu,%zu] = %g, reference %g (M=%lld)", i / (size_t)N,
+                      i % (size_t)N, y, Yref[i], (long long)M);
+        exact_half += Y[i] == qjit__float_to_half(Yref[i]);
+    }
+    printf("M=%-5lld N=%-5lld K=%-5lld acc exact, FP16 bit-identical to rounded reference: %lld/%zu\n",
+           (long long)M, (long long)N, (long long)K, exact_half, yn);
+    d->MemFree(dX);
+    d->MemFree(dY);
+    d->MemFree(dA);
+    d->MemFree(dW);
+    free(X); free(Y); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu); free(Yref); free(acc); free(acc_ref);
+}
+
+static const int64_t MS[] = {1, 7, 16, 33, 128, 1000};
+
+/* Shapes: Llama-2-7B layers and small odd multiples of the packing units. */
+static const struct { int64_t N, K; int group; } SHAPES[] = {
+    {4096, 4096, 128}, {11008, 4096, 128}, {4096, 11008, 128}, {4096, 4096, 64}, {4096, 4096, 0},
+    {16 * 7, 64 * 5, 64}, {16 * 13, 64 * 3, 0}, {16 * 21, 128 * 3, 128}, {16 * 3, 64 * 7, 64},
+};
+
+START_TEST(gemm_bit_exact)
+{
+    fixture f;
+    setup(&f, SHAPES[_i].N, SHAPES[_i].K, SHAPES[_i].group, 100 + _i);
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 1000 * _i + m);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(bad_forward_input_changes_nothing)
+{
+    fixture f;
+    setup(&f, 256, 512, 128, 7);
+    qjit__driver *d = f.d;
+    CUdeviceptr dX, dY;
+    CU(d->MemAlloc(&dX, 64 * 512 * 2));
+    CU(d->MemAlloc(&dY, 64 * 256 * 2 + 16));
+    CU(d->MemsetD8(dX, 0x11, 64 * 512 * 2));
+    CU(d->MemsetD8(dY, 0x77, 64 * 256 * 2 + 16));
+    ck_assert_int_eq(qjit_linear_forward(f.lin, 0, (void *)dX, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward(f.lin, -5, (void *)dX, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward(f.lin, 4, NULL, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward(f.lin, 4, (void *)dX, NULL, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward(f.lin, 4, (void *)dX, (void *)(dY + 2), NULL, 0, NULL),
+                     QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "aligned"));
+    ck_assert_int_eq(qjit_linear_forward(f.lin, 4, (void *)dX, (void *)dY, (void *)dX, 16, NULL),
+                     QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward(NULL, 4, (void *)dX, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    CU(d->CtxSynchronize());
+    unsigned char *host = malloc(64 * 256 * 2 + 16);
+    CU(d->MemcpyDtoH(host, dY, 64 * 256 * 2 + 16));
+    for (size_t i = 0; i < 64 * 256 * 2 + 16; i++)
+        ck_assert_msg(host[i] == 0x77, "byte %zu of Y changed by a refused call", i);
+    free(host);
+    d->MemFree(dX);
+    d->MemFree(dY);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(variant_for_another_arch_is_refused)
+{
+    fixture f;
+    setup(&f, 256, 512, 128, 9);
+    const qjit__kernel *k = NULL;
+    qjit_status st = qjit__kernel_get(f.ctx, "scheme=w4a8-lqq;arch=sm_80", &k);
+    ck_assert_msg(st == QJIT_UNSUPPORTED_ARCH || st == QJIT_DEVICE_TOO_OLD, "got %s: %s", qjit_status_name(st),
+                  qjit_last_error(f.ctx));
+    ck_assert_ptr_null(k);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "sm_80"));
+    teardown(&f);
+}
+END_TEST
+
+Suite *qjit_test_suite(void)
+{
+    Suite *s = suite_create("gpu");
+    TCase *tc = tcase_create("kernels");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, gemm_bit_exact, 0, (int)(sizeof SHAPES / sizeof SHAPES[0]));
+    tcase_add_test(tc, bad_forward_input_changes_nothing);
+    tcase_add_test(tc, variant_for_another_arch_is_refused);
+    qt_add(s, tc, 1);
+    return s;
+}
