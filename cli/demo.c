@@ -216,7 +216,10 @@ int cmd_demo(int argc, char **argv)
     char arch[16];
     qjit_status st = qjit_context_arch(ctx, arch, sizeof arch);
     if (st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE) {
-        printf("%s\n", qjit_last_error(ctx));
+        char why[512];
+        qjit_last_error_copy(ctx, why, sizeof why);
+        why[strcspn(why, "\n")] = '\0';
+        printf("no usable GPU (%s): %s\n", qjit_status_name(st), why);
         qjit_context_destroy(ctx);
         return precompile(cache_dir);
     }
