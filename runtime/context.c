@@ -158,10 +158,11 @@ qjit_status qjit__context_arch_locked(qjit_context *ctx, char arch[16])
 {
     if (!ctx->arch[0]) {
         qjit_status st = qjit__context_driver(ctx);
-        if (st)
-            return qjit__error(ctx, st, "%s\nNo target architecture: name one (--arch sm_90a, "
-                               "QJIT_ARCH, or the context's arch option) to compile without a "
-                               "GPU", qjit_last_error(ctx));
+        if (st) {
+            qjit__error_append(ctx, "\nNo target architecture: name one (--arch sm_90a, QJIT_ARCH, "
+                               "or the context's arch option) to compile without a GPU");
+            return st;
+        }
         const qjit__driver *d = &ctx->driver;
         /* Hopper's own instructions (wgmma, setmaxnreg) need the "a" target. */
         snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d%s", d->cc_major, d->cc_minor,

@@ -139,6 +139,19 @@ START_TEST(corrupt_weights_never_reach_the_gpu)
         ck_assert_msg(st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE, "got %s", qjit_status_name(st));
         ck_assert_ptr_null(lin);
         ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "GPU"));
+        /* No GPU and no arch named: both causes are in the message. */
+        qjit_context *bare = NULL;
+        qjit_context_options o;
+        qjit_context_options_init(&o);
+        o.template_path = "";
+        setenv("QJIT_ARCH", "", 1);
+        ck_assert_int_eq(qjit_context_create(&o, &bare), QJIT_OK);
+        char arch[16];
+        st = qjit_context_arch(bare, arch, sizeof arch);
+        ck_assert(st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE);
+        const char *msg = qjit_last_error(bare);
+        ck_assert_msg(strstr(msg, "CUDA") && strstr(msg, "No target architecture"), "message: %s", msg);
+        qjit_context_destroy(bare);
     }
     free(blob);
     qjit_context_destroy(ctx);
