@@ -331,14 +331,18 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     CUdeviceptr xq = ws, sx = ws + xq_bytes(M, lin->K);
     int m32 = (int)M, n32 = (int)lin->N, k32 = (int)lin->K;
     CUdeviceptr x = (CUdeviceptr)(uintptr_t)X, y = (CUdeviceptr)(uintptr_t)out;
+    unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
+    int64_t gy64 = (M + gemm->tile_m - 1) / gemm->tile_m;
+    if (gy64 > 65535)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld needs %lld token tiles of %d; a launch allows "
+                           "65535: split the call", (long long)M, (long long)gy64, gemm->tile_m);
+    unsigned gy = (unsigned)gy64;
     void *qargs[] = {&x, &xq, &sx, &m32, &k32};
     CUresult r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
                                  (CUstream)stream, qargs, NULL);
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
     void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32};
-    unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
-    unsigned gy = (unsigned)((M + gemm->tile_m - 1) / gemm->tile_m);
     r = d->LaunchKernel(gemm->function, gx, gy, 1, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
                         (CUstream)stream, gargs, NULL);
     if (r != CUDA_SUCCESS)

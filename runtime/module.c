@@ -83,28 +83,26 @@ static qjit_status read_meta(qjit_context *ctx, const char *meta, qjit__kernel *
 }
 
 /* A cubin for sm_XY runs on devices X.Z with Z >= Y; sm_XYa only on X.Y. */
-static qjit_status check_device(qjit_context *ctx, const char *canon, const char *arch)
+qjit_status qjit__check_device(qjit_context *ctx, const char *canon, const char *arch, int cc_major,
+                               int cc_minor, const char *device_name)
 {
-    const qjit__driver *d = &ctx->driver;
     int major = 0, minor = 0;
-    const char *digits = arch + 3;
+    const char *digits = strncmp(arch, "sm_", 3) ? arch : arch + 3;
     size_t n = strspn(digits, "0123456789");
-    if (n < 2)
-        return qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "bad arch %s", arch);
+    if (n < 2 || (digits[n] && strcmp(digits + n, "a") && strcmp(digits + n, "f")))
+        return qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "'%s' is not an architecture of the form sm_XY[a]", arch);
     for (size_t i = 0; i + 1 < n; i++)
         major = major * 10 + (digits[i] - '0');
     minor = digits[n - 1] - '0';
     int exact = digits[n] == 'a';
-    int dev = d->cc_major * 10 + d->cc_minor, need = major * 10 + minor;
+    int dev = cc_major * 10 + cc_minor, need = major * 10 + minor;
     if (dev < need)
-        return qjit__error(ctx, QJIT_DEVICE_TOO_OLD, "variant %s needs %s (compute capability %d.%d); device %d (%s) "
-                           "is %d.%d", canon, arch, major, minor, ctx->device_ordinal, d->name, d->cc_major,
-                           d->cc_minor);
-    if (d->cc_major != major || (exact && d->cc_minor != minor))
-        return qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "variant %s is built for %s, which cannot run on device %d "
-                           "(%s, compute capability %d.%d); build it for sm_%d%d%s", canon, arch,
-                           ctx->device_ordinal, d->name, d->cc_major, d->cc_minor, d->cc_major, d->cc_minor,
-                           d->cc_major == 9 ? "a" : "");
+        return qjit__error(ctx, QJIT_DEVICE_TOO_OLD, "variant %s needs %s (compute capability %d.%d); the device "
+                           "(%s) is %d.%d", canon, arch, major, minor, device_name, cc_major, cc_minor);
+    if (cc_major != major || (exact && cc_minor != minor))
+        return qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "variant %s is built for %s, which cannot run on the device "
+                           "(%s, compute capability %d.%d); build it for sm_%d%d%s", canon, arch, device_name,
+                           cc_major, cc_minor, cc_major, cc_minor, cc_major == 9 ? "a" : "");
     return QJIT_OK;
 }
 
@@ -126,7 +124,7 @@ static qjit_status load(qjit_context *ctx, const char *canon, qjit__kernel **out
     qjit__key_arch(canon, k->arch);
     const qjit__driver *d = &ctx->driver;
     CUresult r;
-    if ((st = read_meta(ctx, e.meta, k)) || (st = check_device(ctx, canon, k->arch)))
+    if ((st = read_meta(ctx, e.meta, k)) || (st = qjit__check_device(ctx, canon, k->arch, d->cc_major, d->cc_minor, d->name)))
         goto fail;
     if ((size_t)k->smem > d->max_smem_optin) {
         st = qjit__error(ctx, QJIT_DEVICE_TOO_OLD, "variant %s needs %d bytes of shared memory per block; device "

@@ -22,5 +22,11 @@ typedef struct qjit__kernel {
  * ctx->lock. */
 qjit_status qjit__kernel_get(qjit_context *ctx, const char *key, const qjit__kernel **out);
 void qjit__modules_destroy(qjit_context *ctx);
+/* Whether a binary for arch ("sm_90a") runs on a device of compute capability
+ * cc_major.cc_minor: QJIT_DEVICE_TOO_OLD if the device is older,
+ * QJIT_UNSUPPORTED_ARCH if it is of another major version (or another minor
+ * one for an "a" target). */
+qjit_status qjit__check_device(qjit_context *ctx, const char *canon, const char *arch, int cc_major,
+                               int cc_minor, const char *device_name);
 
 #endif

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "qjit.h"
+#include "module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,29 @@ START_TEST(corrupt_weights_never_reach_the_gpu)
 }
 END_TEST
 
+/* Which binaries a device can run, decided without a GPU. */
+START_TEST(device_capability_rules)
+{
+    static const struct { const char *arch; int major, minor; qjit_status want; } cases[] = {
+        {"sm_80", 8, 0, QJIT_OK},                  {"sm_80", 8, 6, QJIT_OK},
+        {"sm_86", 8, 0, QJIT_DEVICE_TOO_OLD},      {"sm_89", 8, 6, QJIT_DEVICE_TOO_OLD},
+        {"sm_90a", 8, 9, QJIT_DEVICE_TOO_OLD},     {"sm_90a", 9, 0, QJIT_OK},
+        {"sm_90", 9, 0, QJIT_OK},                  {"sm_80", 9, 0, QJIT_UNSUPPORTED_ARCH},
+        {"sm_90a", 10, 0, QJIT_UNSUPPORTED_ARCH},  {"sm_90", 10, 0, QJIT_UNSUPPORTED_ARCH},
+        {"sm_9", 9, 0, QJIT_UNSUPPORTED_ARCH},     {"sm_90b", 9, 0, QJIT_UNSUPPORTED_ARCH},
+    };
+    qjit_context *ctx = make_ctx(NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        qjit_status st = qjit__check_device(ctx, "k", cases[i].arch, cases[i].major, cases[i].minor, "GPU X");
+        ck_assert_msg(st == cases[i].want, "%s on %d.%d: got %s", cases[i].arch, cases[i].major, cases[i].minor,
+                      qjit_status_name(st));
+        if (st == QJIT_DEVICE_TOO_OLD)
+            ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "GPU X"));
+    }
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("errors");
@@ -169,6 +193,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, arch_nvrtc_cannot_target);
     tcase_add_test(tc, layer_sizes_are_checked);
     tcase_add_test(tc, corrupt_weights_never_reach_the_gpu);
+    tcase_add_test(tc, device_capability_rules);
     qt_add(s, tc, 0);
     return s;
 }

@@ -10,6 +10,7 @@
 #include "quant.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,79 @@ START_TEST(gemm_bit_exact)
 }
 END_TEST
 
+/* Threads share one fresh layer: their first calls race to resolve the
+ * same kernels; each then runs on its own stream and workspace. */
+typedef struct worker {
+    fixture *f;
+    int64_t M;
+    uint64_t seed;
+    long long mismatches;
+    qjit_status st;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    fixture *f = w->f;
+    qjit__driver *d = f->d;
+    const int64_t M = w->M, N = f->N, K = f->K;
+    size_t xn = (size_t)(M * K), yn = (size_t)(M * N), ws_bytes;
+    qjit_linear_workspace_size(f->lin, M, &ws_bytes);
+    uint16_t *X = malloc(xn * 2);
+    int8_t *Xq = malloc(xn);
+    float *sx = malloc((size_t)M * 4);
+    int32_t *acc = malloc(yn * 4), *ref = malloc(yn * 4);
+    qt_rng r = qt_rng_make(w->seed);
+    for (size_t i = 0; i < xn; i++)
+        X[i] = qjit__float_to_half((float)qt_normal(&r));
+    qjit_reference_quantize_activations(NULL, M, K, X, Xq, sx);
+    qjit_reference_gemm(NULL, f->blob, f->bytes, M, Xq, sx, ref, NULL);
+    CUdeviceptr dX = 0, dA = 0, dW = 0;
+    CUstream stream = NULL;
+    d->CtxSetCurrent(d->context);
+    d->StreamCreate(&stream, 0);
+    d->MemAlloc(&dX, xn * 2);
+    d->MemAlloc(&dA, yn * 4);
+    d->MemAlloc(&dW, ws_bytes);
+    d->MemcpyHtoD(dX, X, xn * 2);
+    d->MemsetD8(dA, 0xA5, yn * 4);
+    for (int rep = 0; rep < 3 && w->st == QJIT_OK; rep++)
+        w->st = qjit_linear_forward_acc(f->lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws_bytes, stream);
+    d->StreamSynchronize(stream);
+    d->MemcpyDtoH(acc, dA, yn * 4);
+    for (size_t i = 0; i < yn; i++)
+        w->mismatches += acc[i] != ref[i];
+    d->MemFree(dX);
+    d->MemFree(dA);
+    d->MemFree(dW);
+    d->StreamDestroy(stream);
+    free(X); free(Xq); free(sx); free(acc); free(ref);
+    return NULL;
+}
+
+START_TEST(concurrent_forward_calls)
+{
+    fixture f;
+    setup(&f, 1024, 2048, 128, 11);
+    enum { THREADS = 6 };
+    static const int64_t ms[THREADS] = {1, 16, 16, 100, 300, 1};
+    worker w[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (worker){&f, ms[i], 500 + (uint64_t)i, 0, QJIT_OK};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_msg(w[i].st == QJIT_OK, "thread %d: %s", i, qjit_status_name(w[i].st));
+        ck_assert_msg(w[i].mismatches == 0, "thread %d (M=%lld): %lld accumulators differ", i, (long long)w[i].M,
+                      w[i].mismatches);
+    }
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(bad_forward_input_changes_nothing)
 {
     fixture f;
@@ -202,6 +276,7 @@ Suite *qjit_test_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, gemm_bit_exact, 0, (int)(sizeof SHAPES / sizeof SHAPES[0]));
     tcase_add_test(tc, bad_forward_input_changes_nothing);
+    tcase_add_test(tc, concurrent_forward_calls);
     tcase_add_test(tc, variant_for_another_arch_is_refused);
     qt_add(s, tc, 1);
     return s;
