@@ -215,7 +215,7 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
     qjit_status st = target_arch(ctx, arch_in, arch);
     if (st)
         return st;
-    char *canon = NULL, *base = NULL, *manifest = NULL, *keytext = NULL, *meta = NULL, *source = NULL;
+    char *canon = NULL, *base = NULL, *manifest = NULL, *keytext = NULL, *meta = NULL;
     void *cubin = NULL;
     size_t cubin_bytes = 0;
     qjit__lua_result r;
@@ -334,7 +334,6 @@ done:
         qjit__cache_entry_release(ctx, &entry);
     if (have_result)
         qjit__lua_result_release(L, &r);
-    (void)source;
     qjit__free(ctx, cubin, cubin_bytes);
     qjit__strfree(ctx, meta);
     qjit__strfree(ctx, keytext);
