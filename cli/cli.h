@@ -10,5 +10,6 @@ qjit_context *cli_context(const char *arch, const char *cache_dir);
 /* Prints "qjit: <status name>: <last error>" to stderr; returns 1. */
 int cli_fail(qjit_context *ctx, qjit_status st, const char *what);
 int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -18,6 +18,8 @@ static const char usage_main[] =
     "                       list, verify or empty the disk cache\n"
     "  demo                 quantize a Llama-2-7B-sized layer, run it and check it against\n"
     "                       the CPU reference (without a GPU: pre-compile the default set)\n"
+    "  bench                time W4A8 layers against cuBLASLt BF16/INT8/FP8 on the same GPU\n"
+    "                       (Llama shapes, M = 1..4096), write a table, CSV and JSON\n"
     "  version              print the library version\n"
     "\n"
     "Each command takes --help. Environment: QJIT_CACHE_DIR, QJIT_TEMPLATE_PATH, QJIT_ARCH,\n"
@@ -261,6 +263,8 @@ int main(int argc, char **argv)
         return cmd_cache(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "version")) {
         printf("qjit %s\n", qjit_version_string());
         return 0;

@@ -34,6 +34,9 @@
     X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                      \
     X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                            \
     X(MemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                         \
+    X(MemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))        \
+    X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))   \
+    X(MemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))                                     \
     X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned int))                              \
     X(StreamDestroy, "cuStreamDestroy_v2", (CUstream))                                         \
     X(StreamSynchronize, "cuStreamSynchronize", (CUstream))                                    \

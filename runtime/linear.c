@@ -21,6 +21,7 @@
 
 typedef struct bucket {
     int64_t max_m;               /* 0: unbounded */
+    int tile_m, tile_n, split;   /* from the key: they size the workspace */
     char *key, *key_acc;         /* FP16 and INT32-accumulator variants */
     _Atomic(const qjit__kernel *) gemm, gemm_acc;
 } bucket;
@@ -77,18 +78,81 @@ static void device_free(qjit_context *ctx, CUdeviceptr p, size_t bytes)
     }
 }
 
-/* Workspace: Xq (M x K int8) then sx (M floats), 256-byte aligned. */
-static size_t xq_bytes(int64_t M, int64_t K) { return ((size_t)M * (size_t)K + 255) & ~(size_t)255; }
-static size_t workspace_need(int64_t M, int64_t K) { return xq_bytes(M, K) + (size_t)M * sizeof(float); }
+static const bucket *find_bucket(const qjit_linear *lin, int64_t M)
+{
+    for (int i = 0; i < lin->nbuckets; i++)
+        if (lin->buckets[i].max_m == 0 || M <= lin->buckets[i].max_m)
+            return &lin->buckets[i];
+    return &lin->buckets[lin->nbuckets - 1];
+}
+
+/* Workspace, each part 256-byte aligned: Xq (M x K int8), sx (M floats),
+ * the split-K arrival counters (one per output tile) and INT32 partials
+ * (split x tile per output tile). */
+typedef struct ws_layout {
+    size_t sx, counters, partials, total;
+    int ncounters;
+} ws_layout;
+
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+static ws_layout workspace_layout(const qjit_linear *lin, const bucket *b, int64_t M)
+{
+    ws_layout w = {0, 0, 0, 0, 0};
+    w.sx = align256((size_t)M * (size_t)lin->K);
+    w.counters = w.sx + align256((size_t)M * sizeof(float));
+    w.partials = w.counters;
+    w.total = w.counters;
+    if (b->split > 1) {
+        size_t tiles = (size_t)((lin->N + b->tile_n - 1) / b->tile_n) * (size_t)((M + b->tile_m - 1) / b->tile_m);
+        w.ncounters = (int)tiles;
+        w.partials = w.counters + align256(tiles * sizeof(unsigned));
+        w.total = w.partials + tiles * (size_t)b->split * (size_t)b->tile_m * (size_t)b->tile_n * sizeof(int32_t);
+    }
+    return w;
+}
+
+static int m_in_range(const qjit_linear *lin, int64_t M)
+{
+    return M > 0 && M <= INT_MAX && (uint64_t)M * (uint64_t)lin->K <= ((uint64_t)1 << 46);
+}
 
 qjit_status qjit_linear_workspace_size(const qjit_linear *lin, int64_t M, size_t *bytes)
 {
     if (!lin || !bytes)
         return QJIT_INVALID_ARGUMENT;
-    if (M <= 0 || M > INT_MAX || (uint64_t)M * (uint64_t)lin->K > ((uint64_t)1 << 46))
+    if (!m_in_range(lin, M))
         return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "M = %lld is out of range", (long long)M);
-    *bytes = workspace_need(M, lin->K);
+    *bytes = workspace_layout(lin, find_bucket(lin, M), M).total;
     return QJIT_OK;
+}
+
+/* The largest workspace any M <= max_tokens needs (buckets with split-K can
+ * need more at a smaller M than others at a larger one). */
+static size_t workspace_for_tokens(const qjit_linear *lin, int64_t max_tokens)
+{
+    size_t need = workspace_layout(lin, find_bucket(lin, max_tokens), max_tokens).total;
+    for (int i = 0; i < lin->nbuckets; i++) {
+        int64_t m = lin->buckets[i].max_m;
+        if (m > 0 && m < max_tokens) {
+            size_t n = workspace_layout(lin, &lin->buckets[i], m).total;
+            need = n > need ? n : need;
+        }
+    }
+    return need;
+}
+
+/* "tile=16x64x128" and "split=2" of a canonical key. */
+static void key_shape(const char *key, bucket *b)
+{
+    const char *t = strstr(key, "tile="), *s = strstr(key, "split=");
+    int bk = 0;
+    b->tile_m = b->tile_n = 0;
+    b->split = 1;
+    if (t)
+        sscanf(t + 5, "%dx%dx%d", &b->tile_m, &b->tile_n, &bk);
+    if (s)
+        sscanf(s + 6, "%d", &b->split);
 }
 
 /* Asks dispatch.lua for the layer's table. Caller holds ctx->lock. */
@@ -103,9 +167,11 @@ static qjit_status plan(qjit_linear *lin)
     snprintf(group, sizeof group, "%d", lin->group);
     snprintf(n, sizeof n, "%lld", (long long)lin->N);
     snprintf(k, sizeof k, "%lld", (long long)lin->K);
-    const char *args[5] = {"w4a8-lqq", group, n, k, arch};
+    char sms[16];
+    snprintf(sms, sizeof sms, "%d", ctx->driver.sm_count);
+    const char *args[6] = {"w4a8-lqq", group, n, k, arch, sms};
     qjit__lua_result r;
-    if ((st = qjit__lua_call(L, "dispatch.lua", "plan", 5, args, &r)))
+    if ((st = qjit__lua_call(L, "dispatch.lua", "plan", 6, args, &r)))
         return st;
     const char *quant = qjit__lua_result_get(&r, "quant");
     const char *count = qjit__lua_result_get(&r, "nbuckets");
@@ -129,6 +195,11 @@ static qjit_status plan(qjit_linear *lin)
         bucket *b = &lin->buckets[i];
         b->max_m = atoll(max);
         b->key = qjit__strdup(ctx, key);
+        key_shape(key, b);
+        if (b->tile_m <= 0 || b->tile_n <= 0 || b->split < 1) {
+            st = qjit__error(ctx, QJIT_TEMPLATE, "dispatch.lua: bucket %d key lacks tile or split: %s", i + 1, key);
+            break;
+        }
         b->key_acc = qjit__printf(ctx, "%s;epi=i32", key);
         /* The accumulator variant is the same key with its epilogue swapped. */
         char *semi = b->key_acc ? strstr(b->key_acc, "epi=f16;") : NULL;
@@ -215,7 +286,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
             st = qjit__cuda_error(ctx, &ctx->driver, r, "cuMemcpyHtoD (weights)");
     }
     if (st == QJIT_OK) {
-        lin->workspace_bytes = workspace_need(opts.max_tokens, lin->K);
+        lin->workspace_bytes = workspace_for_tokens(lin, opts.max_tokens);
         lin->workspace = device_alloc(ctx, lin->workspace_bytes, &st);
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -259,14 +330,6 @@ void qjit_linear_destroy(qjit_linear *lin)
     qjit__free(ctx, lin, sizeof *lin);
 }
 
-static const bucket *find_bucket(const qjit_linear *lin, int64_t M)
-{
-    for (int i = 0; i < lin->nbuckets; i++)
-        if (lin->buckets[i].max_m == 0 || M <= lin->buckets[i].max_m)
-            return &lin->buckets[i];
-    return &lin->buckets[lin->nbuckets - 1];
-}
-
 qjit_status qjit_linear_variant(qjit_linear *lin, int64_t M, char *buf, size_t size)
 {
     if (!lin || !buf || M <= 0)
@@ -285,19 +348,20 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     if (!lin)
         return QJIT_INVALID_ARGUMENT;
     qjit_context *ctx = lin->ctx;
-    if (M <= 0 || M > INT_MAX)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld: the token count must be in 1..%d", (long long)M,
-                           INT_MAX);
+    if (!m_in_range(lin, M))
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld: the token count must be in 1..%d (and M x K "
+                           "below 2^46)", (long long)M, INT_MAX);
     if (!X || !out)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", X ? "the output pointer" : "X");
     if (((uintptr_t)X | (uintptr_t)out) & 15)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is not 16-byte aligned (%p)",
                            ((uintptr_t)X & 15) ? "X" : "the output pointer", ((uintptr_t)X & 15) ? X : out);
-    size_t need = workspace_need(M, lin->K);
+    const bucket *b = find_bucket(lin, M);
+    const ws_layout wl = workspace_layout(lin, b, M);
+    size_t need = wl.total;
     if (workspace && (((uintptr_t)workspace & 255) || workspace_bytes < need))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "workspace must be 256-byte aligned and hold %zu bytes "
                            "for M = %lld (got %zu at %p)", need, (long long)M, workspace_bytes, workspace);
-    const bucket *b = find_bucket(lin, M);
     bucket *bm = (bucket *)b;
     const qjit__kernel *quant, *gemm;
     qjit_status st = get_kernel(lin, lin->quant_key, &lin->quant, &quant);
@@ -328,7 +392,8 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
         }
         ws = lin->workspace;
     }
-    CUdeviceptr xq = ws, sx = ws + xq_bytes(M, lin->K);
+    CUdeviceptr xq = ws, sx = ws + wl.sx, counters = ws + wl.counters, partials = ws + wl.partials;
+    int ncounters = wl.ncounters;
     int m32 = (int)M, n32 = (int)lin->N, k32 = (int)lin->K;
     CUdeviceptr x = (CUdeviceptr)(uintptr_t)X, y = (CUdeviceptr)(uintptr_t)out;
     unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
@@ -337,13 +402,13 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld needs %lld token tiles of %d; a launch allows "
                            "65535: split the call", (long long)M, (long long)gy64, gemm->tile_m);
     unsigned gy = (unsigned)gy64;
-    void *qargs[] = {&x, &xq, &sx, &m32, &k32};
+    void *qargs[] = {&x, &xq, &sx, &m32, &k32, &counters, &ncounters};
     CUresult r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
                                  (CUstream)stream, qargs, NULL);
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
-    void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32};
-    r = d->LaunchKernel(gemm->function, gx, gy, 1, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
+    void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials, &counters};
+    r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
                         (CUstream)stream, gargs, NULL);
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the GEMM");

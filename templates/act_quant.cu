@@ -5,6 +5,7 @@
 //   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero.
 // IEEE division and roundf make it bit-identical to the CPU reference.
 // One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values.
+// It also zeroes the split-K arrival counters of the GEMM launched after it.
 {{ lib.prelude }}
 #define THREADS {{ p.threads }}
 
@@ -31,10 +32,15 @@ static __device__ __forceinline__ u32 quant4(const float *x, float scale)
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
-    const uint4 *__restrict__ X, uint2 *__restrict__ Xq, float *__restrict__ sx, int M, int K)
+    const uint4 *__restrict__ X, uint2 *__restrict__ Xq, float *__restrict__ sx, int M, int K,
+    unsigned *__restrict__ counters, int ncounters)
 {
     __shared__ float warp_max[THREADS / 32];
     const int m = blockIdx.x;
+    /* Zero the split-K arrival counters of the GEMM that follows on this
+     * stream, so a workspace carries no state from call to call. */
+    for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)
+        counters[i] = 0u;
     const int chunks = K / 8;
     const uint4 *row = X + (size_t)m * chunks;
 

@@ -4,49 +4,78 @@
 local V = import("variants.lua")
 local D = {}
 
--- Buckets: small M streams weights with thin token tiles; large M uses
--- square-ish tiles to reuse each dequantized weight across many tokens.
+-- Buckets: small M streams weights with thin token tiles (tokens are the
+-- MMA's n side, so M = 1..16 wastes no weight traffic) and splits K until
+-- the GPU holds about two waves of CTAs; large M uses square-ish tiles to
+-- reuse each dequantized weight across many tokens.
 D.BUCKETS = {
-  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4 },
-  { max_m = 64,  tile = "64x128x64",  warps = "2x2", stages = 4 },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4 },
-  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3 },   -- 0: any larger M
+  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
+  { max_m = 64,  tile = "64x128x64",  warps = "2x2", stages = 4, split = "auto" },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = 1 },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1 },   -- 0: any larger M
 }
+
+D.WAVES = 2          -- split-K aims at this many CTAs per SM
+D.MIN_KTILES = 4     -- ... while each slice keeps at least this many K tiles
+D.MAX_SPLIT = 8
 
 -- The K step of a tile must divide K and agree with the group size.
 local function fit_tile(tile, group, K)
   local bm, bn, bk = tile:match("^(%d+)x(%d+)x(%d+)$")
   bk = tonumber(bk)
   if K % bk ~= 0 or (group > 0 and group % bk ~= 0 and bk % group ~= 0) then bk = 64 end
-  return bm .. "x" .. bn .. "x" .. bk
+  return tonumber(bm), tonumber(bn), bk
 end
 
-local function gemm_key(scheme, group, b, K, arch)
-  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%s;warps=%s;stages=%d;pipe=multistage;arch=%s",
-                       scheme, group, fit_tile(b.tile, group, K), b.warps, b.stages, arch)
+local function choose_split(b, bm, bn, bk, N, K, sms)
+  if b.split ~= "auto" then return b.split end
+  local m = (b.max_m > 0) and b.max_m or bm
+  local ctas = math.ceil(N / bn) * math.ceil(m / bm)
+  local split, ktiles = 1, K // bk
+  while split < D.MAX_SPLIT and ctas * split < D.WAVES * sms and ktiles // (split * 2) >= D.MIN_KTILES do
+    split = split * 2
+  end
+  return split
 end
+
+local function gemm_key(scheme, group, b, N, K, arch, sms)
+  local bm, bn, bk = fit_tile(b.tile, group, K)
+  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=multistage;arch=%s",
+                       scheme, group, bm, bn, bk, b.warps, b.stages, choose_split(b, bm, bn, bk, N, K, sms), arch)
+end
+
+D.QUANT = "kernel=act-quant;bits=8;threads=256"
 
 -- Returns the layer's table: quant (key), nbuckets, and per bucket i
--- b<i>_max (0 = unbounded) and b<i>_key (canonical).
-function D.plan(scheme, group, N, K, arch)
-  group, N, K = tonumber(group), tonumber(N), tonumber(K)
-  local out = { quant = V.canonicalize("kernel=act-quant;bits=8;threads=256", arch), nbuckets = #D.BUCKETS }
+-- b<i>_max (0 = unbounded) and b<i>_key (canonical). sms: the device's
+-- multiprocessor count (132 on an H100 SXM if not given).
+function D.plan(scheme, group, N, K, arch, sms)
+  group, N, K, sms = tonumber(group), tonumber(N), tonumber(K), tonumber(sms) or 132
+  if sms <= 0 then sms = 132 end
+  local out = { quant = V.canonicalize(D.QUANT, arch), nbuckets = #D.BUCKETS }
   for i, b in ipairs(D.BUCKETS) do
     out["b" .. i .. "_max"] = b.max_m
-    out["b" .. i .. "_key"] = V.canonicalize(gemm_key(scheme, group, b, K, arch), arch)
+    out["b" .. i .. "_key"] = V.canonicalize(gemm_key(scheme, group, b, N, K, arch, sms), arch)
   end
   return out
 end
 
+-- The Llama-2-7B and 70B linear layers (N x K) the default set covers.
+D.SHAPES = { {12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+             {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672} }
+
 -- The default variant set: what `qjit compile --defaults` and `qjit demo`
--- without a GPU pre-compile, one canonical key per line.
+-- without a GPU pre-compile, one canonical key per line: every bucket's
+-- variant of the Llama shapes, per channel and with groups of 64 and 128, on
+-- a 132-SM part (H100 SXM).
 function D.defaults(arch)
   local keys, seen = {}, {}
   local function add(k) if not seen[k] then seen[k] = true; keys[#keys + 1] = k end end
-  add(V.canonicalize("kernel=act-quant;bits=8;threads=256", arch))
+  add(V.canonicalize(D.QUANT, arch))
   for _, group in ipairs({ 0, 64, 128 }) do
-    for _, b in ipairs(D.BUCKETS) do
-      add(V.canonicalize(gemm_key("w4a8-lqq", group, b, 4096, arch), arch))
+    for _, shape in ipairs(D.SHAPES) do
+      local plan = D.plan("w4a8-lqq", group, shape[1], shape[2], arch, 132)
+      for i = 1, plan.nbuckets do add(plan["b" .. i .. "_key"]) end
     end
   end
   return table.concat(keys, "\n")

@@ -6,6 +6,8 @@
 // Weights are the MMA's A operand (16 weight rows x 32 k), tokens its B
 // operand (8 tokens), so one packed layout (runtime/quant.h) serves every M.
 // CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; warps {{ p.warps_m }} (tokens) x {{ p.warps_n }} (rows).
+// Split-K {{ p.split }}: blockIdx.z takes a slice of K; the last CTA of a tile to
+// finish adds the others' INT32 partials (exact) and runs the epilogue.
 {{ lib.prelude }}
 {{ lib.mma_s8 }}
 {{ lib.dequant[f.scheme] }}
@@ -24,6 +26,7 @@
 #define X_STAGE {{ p.x_bytes }}
 #define STAGE_BYTES {{ p.stage_bytes }}
 #define LDC {{ p.ldc }}              /* padded row of the output tile in shared memory */
+#define SPLIT {{ p.split }}
 
 /* Activation tile rows are BK bytes; 16-byte chunks are XOR-swizzled so the
  * eight row addresses of one ldmatrix hit eight different bank groups. */
@@ -91,14 +94,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% else
     u16 *__restrict__ Y,
 //% end
-    int M, int N, int K)
+    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const u32 smem_base = smem_addr(smem);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int warp_n = warp % WARPS_N, warp_m = warp / WARPS_N;
     const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
-    const int ktiles = K / BK;
+    /* This CTA's slice of the K tiles. */
+    const int kt_begin = (int)((long long)(K / BK) * blockIdx.z / SPLIT);
+    const int kt_end = (int)((long long)(K / BK) * (blockIdx.z + 1) / SPLIT);
+    const int ktiles = kt_end - kt_begin;
 
     int acc[MI][NJ][4];
 #pragma unroll
@@ -120,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < ktiles)
-            load_stage(smem_base + s * STAGE_BYTES, s, tid, qweight, gparams, Xq, n_cta, m_cta, M, N, K);
+            load_stage(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq, n_cta, m_cta, M, N, K);
         cp_async_commit();
     }
 
@@ -130,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         /* Refill the slot every warp finished with in the previous iteration. */
         const int next = kt + STAGES - 1;
         if (next < ktiles)
-            load_stage(smem_base + (next % STAGES) * STAGE_BYTES, next, tid, qweight, gparams, Xq,
+            load_stage(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight, gparams, Xq,
                        n_cta, m_cta, M, N, K);
         cp_async_commit();
 
@@ -176,6 +182,44 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
     cp_async_wait<0>();
     __syncthreads();
+//% if p.split > 1 then
+
+    /* Split-K: publish this slice's accumulators (in register order, so the
+     * stores and the loads below are coalesced), then count arrivals; only
+     * the last CTA of the tile goes on, adding the other slices exactly. */
+    {
+        __shared__ unsigned last;
+        const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NJ; ++j)
+#pragma unroll
+                for (int r = 0; r < 4; ++r)
+                    __stcg(mine + ((i * NJ + j) * 4 + r) * THREADS + tid, acc[i][j][r]);
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(counters + tile, 1u) == SPLIT - 1;
+        __syncthreads();
+        if (!last)
+            return;
+        __threadfence();
+        for (int z = 0; z < SPLIT; ++z) {
+            if (z == (int)blockIdx.z)
+                continue;
+            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+#pragma unroll
+                    for (int r = 0; r < 4; ++r)
+                        acc[i][j][r] += __ldcg(other + ((i * NJ + j) * 4 + r) * THREADS + tid);
+        }
+    }
+//% end
 
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. Accumulator r of tile (i, j) is weight row

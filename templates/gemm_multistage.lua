@@ -10,7 +10,7 @@ function P.check(f, arch)
   bm, bn, bk = tonumber(bm), tonumber(bn), tonumber(bk)
   local wm, wn = f.warps:match("^(%d+)x(%d+)$")
   wm, wn = tonumber(wm), tonumber(wn)
-  local stages, g = tonumber(f.stages), tonumber(f.g)
+  local stages, g, split = tonumber(f.stages), tonumber(f.g), tonumber(f.split)
   if bk ~= 64 and bk ~= 128 then bad("tile K step " .. bk .. " must be 64 or 128") end
   if bm % (8 * wm) ~= 0 then bad("tile M " .. bm .. " must be a multiple of 8 x warps M (" .. wm .. ")") end
   if bn % (16 * wn) ~= 0 then bad("tile N " .. bn .. " must be a multiple of 16 x warps N (" .. wn .. ")") end
@@ -36,7 +36,7 @@ function P.check(f, arch)
     name = "qjit_gemm_" .. f.scheme:gsub("-", "_"),
     threads = 32 * warps, smem = smem,
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, warps_n = wn, stages = stages,
-    group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng,
+    group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
   }

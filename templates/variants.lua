@@ -89,6 +89,7 @@ V.KINDS = {
       tile   = { norm = norm_dims("tile", 3), default = "64x128x64" },
       warps  = { norm = norm_dims("warps", 2), default = "2x2" },
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
+      split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
       pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage" }), default = "multistage" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
       arch   = { norm = norm_arch },

@@ -37,8 +37,8 @@ START_TEST(order_and_spelling_do_not_matter)
     };
     char first[1024], other[1024];
     canon(ctx, same[0], first);
-    ck_assert_str_eq(first, "arch=sm_90a;epi=f16;g=128;kernel=gemm;pipe=multistage;scheme=w4a8-lqq;stages=4;"
-                            "tile=64x128x64;warps=2x2");
+    ck_assert_str_eq(first, "arch=sm_90a;epi=f16;g=128;kernel=gemm;pipe=multistage;scheme=w4a8-lqq;split=1;"
+                            "stages=4;tile=64x128x64;warps=2x2");
     for (size_t i = 1; i < sizeof same / sizeof same[0]; i++) {
         canon(ctx, same[i], other);
         ck_assert_str_eq(first, other);
@@ -62,7 +62,7 @@ START_TEST(every_field_changes_the_key)
     const char *changed[][2] = {
         {"g", "g=64"}, {"g", "g=0"}, {"tile", "tile=128x128x64"}, {"tile", "tile=64x128x128"},
         {"tile", "tile=64x256x64"}, {"warps", "warps=1x4"}, {"stages", "stages=3"}, {"arch", "arch=sm_80"},
-        {"arch", "arch=sm_90"}, {"epi", "epi=i32"},
+        {"arch", "arch=sm_90"}, {"epi", "epi=i32"}, {"split", "split=2"},
     };
     char ref[1024], got[1024];
     canon(ctx, base, ref);
@@ -114,6 +114,7 @@ START_TEST(bad_keys_are_rejected)
     expect_bad(ctx, "g=64;group=128", QJIT_INVALID_KEY, "given twice");
     expect_bad(ctx, "tile=64x128", QJIT_INVALID_KEY, "tile");
     expect_bad(ctx, "stages=1", QJIT_INVALID_KEY, "stages");
+    expect_bad(ctx, "split=0", QJIT_INVALID_KEY, "split");
     expect_bad(ctx, "scheme", QJIT_INVALID_KEY, "not name=value");
     expect_bad(ctx, "kernel=softmax", QJIT_INVALID_KEY, "unknown kernel");
     expect_bad(ctx, "arch=sm_35", QJIT_UNSUPPORTED_ARCH, "sm_35");

@@ -1,0 +1,558 @@
+/* bench.c -- `qjit bench`: qjit against cuBLASLt (BF16, INT8, FP8) in one
+ * process on one GPU, on the same shapes, timed the same way: CUDA events
+ * around each call, L2 flushed before each call, warm-up, median of many
+ * repetitions, random inputs. Every qjit point is checked against the CPU
+ * reference (INT32 accumulators, exact, on sampled rows) before it is timed.
+ * Also: the measured copy bandwidth (the 4-bit floor), the host cost of a
+ * cached forward call, and cold-compile / cache-load time per variant. */
+#define _GNU_SOURCE
+#include "blas_peer.h"
+#include "cli.h"
+#include "context.h"
+#include "quant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: qjit bench [--shapes NxK,...] [--shapes-file F] [--m M,...] [--group G]\n"
+    "                  [--reps R] [--no-peers] [--csv FILE] [--json FILE] [--seed S]\n"
+    "Runs W4A8-LQQ layers and the cuBLASLt peers (BF16, INT8->INT32, FP8 E4M3) on the\n"
+    "same shapes in one process. Defaults: the Llama-2-7B/70B shapes 12288x4096,\n"
+    "4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192, 57344x8192, 8192x28672\n"
+    "and M = 1,4,16,32,64,128,256,512,1024,4096; group 128; 50 repetitions.\n"
+    "A shapes file holds one NxK per line (# comments allowed).\n";
+
+#define MAX_SHAPES 64
+#define MAX_MS 32
+#define NPEERS 3
+
+typedef struct point {
+    long long N, K, M;
+    double us, tops, floor_frac;
+    double peer_us[NPEERS];       /* 0: not available */
+    int checked;                  /* rows compared, exact */
+    char key[400];
+} point;
+
+typedef struct bench {
+    qjit_context *ctx;
+    qjit__driver *d;
+    qb_blas *blas;
+    double copy_gbs;              /* measured device copy bandwidth, GB/s (read + write) */
+    CUdeviceptr flush;            /* L2-sized scratch, rewritten before each timed call */
+    size_t flush_bytes;
+    CUevent e0, e1;
+    int reps;
+    uint64_t seed;
+} bench;
+
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float normal(uint64_t *s)
+{
+    double u1 = ((double)(next(s) >> 11) + 1.0) / 9007199254740993.0;
+    double u2 = (double)(next(s) >> 11) / 9007199254740992.0;
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Times `reps` calls of fn with the L2 flushed before each; median in µs. */
+typedef int (*call_fn)(void *ud);
+static double time_calls(bench *b, call_fn fn, void *ud)
+{
+    float *t = malloc(sizeof(float) * (size_t)b->reps);
+    for (int i = 0; i < 3; i++)
+        if (fn(ud))
+            goto fail;
+    for (int i = 0; i < b->reps; i++) {
+        b->d->MemsetD8Async(b->flush, (unsigned char)i, b->flush_bytes, NULL);
+        b->d->EventRecord(b->e0, NULL);
+        if (fn(ud))
+            goto fail;
+        b->d->EventRecord(b->e1, NULL);
+        if (b->d->EventSynchronize(b->e1) != CUDA_SUCCESS)
+            goto fail;
+        b->d->EventElapsedTime(&t[i], b->e0, b->e1);
+    }
+    qsort(t, (size_t)b->reps, sizeof *t, cmp_float);
+    double us = t[b->reps / 2] * 1000.0;
+    free(t);
+    return us;
+fail:
+    free(t);
+    return -1;
+}
+
+typedef struct copy_ud {
+    bench *b;
+    CUdeviceptr src, dst;
+    size_t bytes;
+} copy_ud;
+
+static int do_copy(void *ud)
+{
+    copy_ud *c = ud;
+    return c->b->d->MemcpyDtoDAsync(c->dst, c->src, c->bytes, NULL) != CUDA_SUCCESS;
+}
+
+/* Device-to-device copy of 1 GiB, counting bytes read plus written. */
+static int measure_copy(bench *b)
+{
+    copy_ud c = {b, 0, 0, (size_t)1 << 30};
+    if (b->d->MemAlloc(&c.src, c.bytes) || b->d->MemAlloc(&c.dst, c.bytes))
+        return 1;
+    b->d->MemsetD8(c.src, 0x3C, c.bytes);
+    double us = time_calls(b, do_copy, &c);
+    b->d->MemFree(c.src);
+    b->d->MemFree(c.dst);
+    if (us <= 0)
+        return 1;
+    b->copy_gbs = 2.0 * (double)c.bytes / (us * 1e-6) / 1e9;
+    return 0;
+}
+
+typedef struct fwd_ud {
+    qjit_linear *lin;
+    long long M;
+    CUdeviceptr X, Y;
+} fwd_ud;
+
+static int do_forward(void *ud)
+{
+    fwd_ud *f = ud;
+    return qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, NULL) != QJIT_OK;
+}
+
+typedef struct peer_ud {
+    qb_gemm *g;
+} peer_ud;
+
+static int do_peer(void *ud)
+{
+    char err[256];
+    return qb_gemm_run(((peer_ud *)ud)->g, NULL, err, sizeof err) != 0;
+}
+
+/* Fills n bytes of device memory with valid random values of a kind. */
+static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *seed)
+{
+    size_t chunk = (size_t)16 << 20;
+    unsigned char *host = malloc(chunk);
+    if (!host)
+        return 1;
+    for (size_t i = 0; i < chunk; i += 2) {
+        uint64_t r = next(seed);
+        if (kind == QB_BF16) {          /* |x| in [2^-3, 2^3), random sign and mantissa */
+            uint16_t v = (uint16_t)((r & 0x8000) | ((uint16_t)(124 + (r >> 16) % 6) << 7) | ((r >> 32) & 0x7F));
+            memcpy(host + i, &v, 2);
+        } else {                        /* INT8 any; FP8 E4M3 without the NaN codes */
+            host[i] = (unsigned char)r;
+            host[i + 1] = (unsigned char)(r >> 8);
+            if (kind == QB_FP8) {
+                if ((host[i] & 0x7F) == 0x7F) host[i] ^= 1;
+                if ((host[i + 1] & 0x7F) == 0x7F) host[i + 1] ^= 1;
+            }
+        }
+    }
+    int rc = 0;
+    for (size_t off = 0; off < n && !rc; off += chunk)
+        rc = b->d->MemcpyHtoD(dst + off, host, n - off < chunk ? n - off : chunk) != CUDA_SUCCESS;
+    free(host);
+    return rc;
+}
+
+/* Compares the GPU's INT32 accumulators with the CPU reference on up to 16
+ * rows spread over M (first and last included). Returns rows checked, or -1
+ * on a mismatch (message printed). */
+static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, long long M, long long N,
+                       long long K, const uint16_t *X, CUdeviceptr dX)
+{
+    int rows = M < 16 ? (int)M : 16, rc = rows;
+    size_t ws;
+    qjit_linear_workspace_size(lin, M, &ws);
+    int8_t *Xq = malloc((size_t)(M * K)), *Xs = malloc((size_t)rows * (size_t)K);
+    float *sx = malloc(sizeof(float) * (size_t)M), *ss = malloc(sizeof(float) * (size_t)rows);
+    int32_t *acc = malloc(sizeof(int32_t) * (size_t)rows * (size_t)N), *ref = malloc(sizeof(int32_t) * (size_t)rows * (size_t)N);
+    int32_t *row = malloc(sizeof(int32_t) * (size_t)N);
+    CUdeviceptr dA = 0, dW = 0;
+    if (!Xq || !Xs || !sx || !ss || !acc || !ref || !row || b->d->MemAlloc(&dA, sizeof(int32_t) * (size_t)(M * N)) ||
+        b->d->MemAlloc(&dW, ws)) {
+        rc = -1;
+        goto done;
+    }
+    qjit_reference_quantize_activations(b->ctx, M, K, X, Xq, sx);
+    for (int r = 0; r < rows; r++) {
+        long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
+        memcpy(Xs + (size_t)r * (size_t)K, Xq + (size_t)m * (size_t)K, (size_t)K);
+        ss[r] = sx[m];
+    }
+    qjit_reference_gemm(b->ctx, blob, bytes, rows, Xs, ss, ref, NULL);
+    if (qjit_linear_forward_acc(lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws, NULL) ||
+        b->d->CtxSynchronize()) {
+        fprintf(stderr, "qjit bench: forward_acc failed: %s\n", qjit_last_error(b->ctx));
+        rc = -1;
+        goto done;
+    }
+    for (int r = 0; r < rows && rc > 0; r++) {
+        long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
+        b->d->MemcpyDtoH(row, dA + sizeof(int32_t) * (size_t)(m * N), sizeof(int32_t) * (size_t)N);
+        for (long long n = 0; n < N; n++)
+            if (row[n] != ref[(size_t)r * (size_t)N + (size_t)n]) {
+                fprintf(stderr, "qjit bench: WRONG result at M=%lld N=%lld K=%lld: acc[%lld,%lld] = %d, reference %d\n",
+                        M, N, K, m, n, row[n], ref[(size_t)r * (size_t)N + (size_t)n]);
+                rc = -1;
+                break;
+            }
+    }
+done:
+    if (dA) b->d->MemFree(dA);
+    if (dW) b->d->MemFree(dW);
+    free(Xq); free(Xs); free(sx); free(ss); free(acc); free(ref); free(row);
+    return rc;
+}
+
+static void run_peers(bench *b, long long M, long long N, long long K, point *p)
+{
+    for (int k = 0; k < NPEERS; k++)
+        p->peer_us[k] = 0;
+    if (!b->blas)
+        return;
+    for (int k = 0; k < NPEERS; k++) {
+        CUdeviceptr W = 0, X = 0, Y = 0, ws = 0;
+        size_t in = qb_in_bytes((qb_kind)k), out = qb_out_bytes((qb_kind)k), wsb = (size_t)32 << 20;
+        qb_gemm *g = NULL;
+        char err[512];
+        uint64_t seed = b->seed + 77 * (uint64_t)k;
+        if (b->d->MemAlloc(&W, (size_t)(N * K) * in) || b->d->MemAlloc(&X, (size_t)(M * K) * in) ||
+            b->d->MemAlloc(&Y, (size_t)(M * N) * out) || b->d->MemAlloc(&ws, wsb) ||
+            fill_device(b, W, (size_t)(N * K) * in, k, &seed) || fill_device(b, X, (size_t)(M * K) * in, k, &seed)) {
+            fprintf(stderr, "qjit bench: %s: out of device memory at M=%lld N=%lld K=%lld\n",
+                    qb_kind_name((qb_kind)k), M, N, K);
+        } else if (qb_gemm_prepare(b->blas, (qb_kind)k, (int)M, (int)N, (int)K, W, X, Y, ws, wsb, &g, err, sizeof err)) {
+            fprintf(stderr, "qjit bench: %s\n", err);
+        } else {
+            peer_ud u = {g};
+            double us = time_calls(b, do_peer, &u);
+            p->peer_us[k] = us > 0 ? us : 0;
+            qb_gemm_destroy(g);
+        }
+        if (W) b->d->MemFree(W);
+        if (X) b->d->MemFree(X);
+        if (Y) b->d->MemFree(Y);
+        if (ws) b->d->MemFree(ws);
+    }
+}
+
+static int parse_list(const char *s, long long *out, int max)
+{
+    int n = 0;
+    for (const char *p = s; p && *p && n < max;) {
+        out[n++] = atoll(p);
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    return n;
+}
+
+static int parse_shapes(const char *s, long long (*shapes)[2], int max)
+{
+    int n = 0;
+    for (const char *p = s; p && *p && n < max;) {
+        long long a = 0, c = 0;
+        if (sscanf(p, "%lldx%lld", &a, &c) == 2 && a > 0 && c > 0) {
+            shapes[n][0] = a;
+            shapes[n][1] = c;
+            n++;
+        }
+        p = strpbrk(p, ",\n");
+        p = p ? p + 1 : NULL;
+    }
+    return n;
+}
+
+static int read_shapes_file(const char *path, long long (*shapes)[2], int max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    int n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        n += parse_shapes(line, shapes + n, max - n);
+    }
+    fclose(f);
+    return n;
+}
+
+static double geomean(const double *v, int n)
+{
+    double s = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > 0) {
+            s += log(v[i]);
+            k++;
+        }
+    return k ? exp(s / k) : 0;
+}
+
+/* Host cost of one cached forward call: enqueue time of 100 calls, median of 20. */
+static double host_cost_us(bench *b, fwd_ud *f)
+{
+    double best[20];
+    for (int rep = 0; rep < 20; rep++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 100; i++)
+            do_forward(f);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        b->d->CtxSynchronize();
+        best[rep] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 100.0 / 1000.0;
+    }
+    for (int i = 1; i < 20; i++)
+        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
+            double t = best[j]; best[j] = best[j - 1]; best[j - 1] = t;
+        }
+    return best[10];
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    static long long defaults[8][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+                                       {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
+    long long shapes[MAX_SHAPES][2], ms[MAX_MS] = {1, 4, 16, 32, 64, 128, 256, 512, 1024, 4096};
+    int nshapes = 8, nms = 10, group = 128, peers = 1;
+    const char *csv_path = NULL, *json_path = NULL;
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.reps = 50;
+    b.seed = 12345;
+    memcpy(shapes, defaults, sizeof defaults);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--shapes") && v) {
+            nshapes = parse_shapes(v, shapes, MAX_SHAPES), i++;
+        } else if (!strcmp(a, "--shapes-file") && v) {
+            nshapes = read_shapes_file(v, shapes, MAX_SHAPES), i++;
+            if (nshapes < 0) {
+                fprintf(stderr, "qjit bench: cannot read %s\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--m") && v) {
+            nms = parse_list(v, ms, MAX_MS), i++;
+        } else if (!strcmp(a, "--group") && v) {
+            group = atoi(v), i++;
+        } else if (!strcmp(a, "--reps") && v) {
+            b.reps = atoi(v), i++;
+        } else if (!strcmp(a, "--seed") && v) {
+            b.seed = strtoull(v, NULL, 0), i++;
+        } else if (!strcmp(a, "--csv") && v) {
+            csv_path = v, i++;
+        } else if (!strcmp(a, "--json") && v) {
+            json_path = v, i++;
+        } else if (!strcmp(a, "--no-peers")) {
+            peers = 0;
+        } else {
+            fprintf(stderr, "qjit bench: unknown option '%s'\n%s", a, usage);
+            return 2;
+        }
+    }
+    if (nshapes <= 0 || nms <= 0 || b.reps < 5) {
+        fprintf(stderr, "qjit bench: need at least one shape, one M and --reps >= 5\n");
+        return 2;
+    }
+    for (int i = 0; i < nms; i++)
+        if (ms[i] <= 0) {
+            fprintf(stderr, "qjit bench: M values must be positive\n");
+            return 2;
+        }
+    b.ctx = cli_context(NULL, NULL);
+    if (!b.ctx)
+        return 1;
+    char arch[16];
+    qjit_status st = qjit_context_arch(b.ctx, arch, sizeof arch);
+    if (st)
+        return cli_fail(b.ctx, st, "bench (it needs a GPU)");
+    b.d = &b.ctx->driver;
+    qjit__driver_bind(b.ctx, b.d);
+    char err[256] = "";
+    if (peers && qb_blas_open(&b.blas, err, sizeof err)) {
+        fprintf(stderr, "qjit bench: cuBLASLt peers unavailable: %s\n", err);
+        b.blas = NULL;
+    }
+    b.flush_bytes = (size_t)256 << 20;
+    if (b.d->MemAlloc(&b.flush, b.flush_bytes) || b.d->EventCreate(&b.e0, 0) || b.d->EventCreate(&b.e1, 0) ||
+        measure_copy(&b)) {
+        fprintf(stderr, "qjit bench: device setup failed\n");
+        return 1;
+    }
+    printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); L2 flushed before every call; "
+           "median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, b.reps);
+    printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
+
+    point *pts = calloc((size_t)(nshapes * nms), sizeof *pts);
+    int npts = 0, wrong = 0;
+    double host_us = 0;
+    printf("%6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s\n", "N", "K", "M", "qjit us", "TOPS", "floor",
+           "bf16 us", "int8 us", "fp8 us", "best x", "rows");
+    for (int s = 0; s < nshapes; s++) {
+        long long N = shapes[s][0], K = shapes[s][1];
+        size_t bytes = 0;
+        float *W = malloc(sizeof(float) * (size_t)(N * K));
+        void *blob = NULL;
+        qjit_linear *lin = NULL;
+        qjit_linear_options lo;
+        qjit_linear_options_init(&lo);
+        lo.max_tokens = 4096;
+        uint64_t seed = b.seed + (uint64_t)s;
+        if (!W || qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &bytes) || !(blob = malloc(bytes))) {
+            fprintf(stderr, "qjit bench: cannot size %lldx%lld: %s\n", N, K, qjit_last_error(b.ctx));
+            free(W);
+            continue;
+        }
+        for (size_t i = 0; i < (size_t)(N * K); i++)
+            W[i] = 0.02f * normal(&seed);
+        if ((st = qjit_quantize_weights(b.ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes,
+                                        &bytes)) ||
+            (st = qjit_linear_create(b.ctx, blob, bytes, &lo, &lin))) {
+            cli_fail(b.ctx, st, "preparing a layer");
+            free(W);
+            free(blob);
+            continue;
+        }
+        free(W);
+        /* The 4-bit floor: the packed weight bytes over the measured copy
+         * bandwidth (bytes read plus written per second). */
+        double floor_us = (double)(bytes - QJIT__WEIGHTS_HEADER_BYTES) / (b.copy_gbs * 1e9) * 1e6;
+        for (int mi = 0; mi < nms; mi++) {
+            long long M = ms[mi];
+            point *p = &pts[npts];
+            memset(p, 0, sizeof *p);
+            p->N = N; p->K = K; p->M = M;
+            qjit_linear_variant(lin, M, p->key, sizeof p->key);
+            uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
+            CUdeviceptr dX = 0, dY = 0;
+            for (size_t i = 0; i < (size_t)(M * K); i++)
+                X[i] = qjit__float_to_half(normal(&seed));
+            if (b.d->MemAlloc(&dX, 2 * (size_t)(M * K)) || b.d->MemAlloc(&dY, 2 * (size_t)(M * N))) {
+                fprintf(stderr, "qjit bench: out of device memory at M=%lld\n", M);
+                free(X);
+                continue;
+            }
+            b.d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
+            p->checked = check_point(&b, lin, blob, bytes, M, N, K, X, dX);
+            free(X);
+            if (p->checked < 0) {
+                wrong++;
+            } else {
+                fwd_ud f = {lin, M, dX, dY};
+                p->us = time_calls(&b, do_forward, &f);
+                p->tops = 2.0 * (double)M * (double)N * (double)K / (p->us * 1e-6) / 1e12;
+                p->floor_frac = floor_us / p->us;
+                if (s == 0 && M == 1)
+                    host_us = host_cost_us(&b, &f);
+                run_peers(&b, M, N, K, p);
+                double best = 0;
+                for (int k = 0; k < NPEERS; k++)
+                    if (p->peer_us[k] > 0 && (best == 0 || p->peer_us[k] < best))
+                        best = p->peer_us[k];
+                printf("%6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d\n", N, K, M, p->us, p->tops,
+                       p->floor_frac, p->peer_us[0], p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0,
+                       p->checked);
+                fflush(stdout);
+                npts++;
+            }
+            b.d->MemFree(dX);
+            b.d->MemFree(dY);
+        }
+        qjit_linear_destroy(lin);
+        free(blob);
+    }
+
+    /* Summary: speedup over the best peer, geomean overall, minimum, per M. */
+    double *sp = calloc((size_t)npts + 1, sizeof *sp);
+    double minsp = 0;
+    for (int i = 0; i < npts; i++) {
+        double best = 0;
+        for (int k = 0; k < NPEERS; k++)
+            if (pts[i].peer_us[k] > 0 && (best == 0 || pts[i].peer_us[k] < best))
+                best = pts[i].peer_us[k];
+        sp[i] = best > 0 ? best / pts[i].us : 0;
+        if (sp[i] > 0 && (minsp == 0 || sp[i] < minsp))
+            minsp = sp[i];
+    }
+    printf("\nsummary: geomean speedup over the best cuBLAS path %.2fx (min %.2fx) over %d points\n",
+           geomean(sp, npts), minsp, npts);
+    for (int mi = 0; mi < nms; mi++) {
+        double v[MAX_SHAPES], fl[MAX_SHAPES], f8[MAX_SHAPES];
+        int n = 0;
+        for (int i = 0; i < npts; i++)
+            if (pts[i].M == ms[mi]) {
+                v[n] = sp[i];
+                fl[n] = pts[i].floor_frac;
+                f8[n] = pts[i].peer_us[QB_FP8] > 0 ? pts[i].peer_us[QB_FP8] / pts[i].us : 0;
+                n++;
+            }
+        if (n)
+            printf("  M=%-5lld geomean: %.2fx best cuBLAS, %.2fx cuBLAS FP8, %.2f of the 4-bit floor\n", ms[mi],
+                   geomean(v, n), geomean(f8, n), geomean(fl, n));
+    }
+    printf("host cost of a cached forward call (M=1, first shape): %.2f us\n", host_us);
+    if (wrong)
+        printf("%d point(s) gave WRONG results and were not timed\n", wrong);
+
+    if (csv_path) {
+        FILE *f = fopen(csv_path, "w");
+        if (f) {
+            fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant\n");
+            for (int i = 0; i < npts; i++)
+                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", pts[i].N, pts[i].K, pts[i].M,
+                        pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1],
+                        pts[i].peer_us[2], sp[i], pts[i].key);
+            fclose(f);
+        }
+    }
+    if (json_path) {
+        FILE *f = fopen(json_path, "w");
+        if (f) {
+            fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"reps\": %d, \"host_cost_us\": %.3f,\n"
+                       " \"geomean_speedup_best\": %.3f, \"min_speedup_best\": %.3f, \"points\": [\n",
+                    b.d->name, arch, b.copy_gbs, b.reps, host_us, geomean(sp, npts), minsp);
+            for (int i = 0; i < npts; i++)
+                fprintf(f, "  {\"N\": %lld, \"K\": %lld, \"M\": %lld, \"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, "
+                           "\"cublas_bf16_us\": %.3f, \"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, "
+                           "\"speedup_best\": %.3f, \"variant\": \"%s\"}%s\n",
+                        pts[i].N, pts[i].K, pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0],
+                        pts[i].peer_us[1], pts[i].peer_us[2], sp[i], pts[i].key, i + 1 < npts ? "," : "");
+            fprintf(f, "]}\n");
+            fclose(f);
+        }
+    }
+    free(sp);
+    free(pts);
+    qb_blas_close(b.blas);
+    b.d->MemFree(b.flush);
+    qjit_context_destroy(b.ctx);
+    return wrong ? 1 : 0;
+}
