@@ -391,7 +391,7 @@ int cmd_bench(int argc, char **argv)
     if (!b.ctx)
         return 1;
     char arch[16];
-    qjit_status st = qjit_context_arch(b.ctx, arch, sizeof arch);
+    qjit_status st = cli_gpu(b.ctx, arch);
     if (st)
         return cli_fail(b.ctx, st, "bench (it needs a GPU)");
     b.d = &b.ctx->driver;

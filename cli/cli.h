@@ -9,6 +9,9 @@
 qjit_context *cli_context(const char *arch, const char *cache_dir);
 /* Prints "qjit: <status name>: <last error>" to stderr; returns 1. */
 int cli_fail(qjit_context *ctx, qjit_status st, const char *what);
+/* Brings up the context's GPU (driver, primary context current on this
+ * thread) and its compile target, even when QJIT_ARCH names one. */
+qjit_status cli_gpu(qjit_context *ctx, char arch[16]);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 

@@ -214,7 +214,7 @@ int cmd_demo(int argc, char **argv)
     if (!ctx)
         return 1;
     char arch[16];
-    qjit_status st = qjit_context_arch(ctx, arch, sizeof arch);
+    qjit_status st = cli_gpu(ctx, arch);
     if (st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE) {
         char why[512];
         qjit_last_error_copy(ctx, why, sizeof why);

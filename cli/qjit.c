@@ -1,6 +1,7 @@
 /* qjit.c -- the qjit command: gen, compile, cache, demo. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "context.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -38,6 +39,16 @@ qjit_context *cli_context(const char *arch, const char *cache_dir)
         return NULL;
     }
     return ctx;
+}
+
+qjit_status cli_gpu(qjit_context *ctx, char arch[16])
+{
+    pthread_mutex_lock(&ctx->lock);
+    qjit_status st = qjit__context_driver(ctx);
+    if (st == QJIT_OK)
+        st = qjit__context_arch_locked(ctx, arch);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
 }
 
 int cli_fail(qjit_context *ctx, qjit_status st, const char *what)

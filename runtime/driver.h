@@ -29,6 +29,7 @@
     X(LaunchKernel, "cuLaunchKernel",                                                          \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,       \
        CUstream, void **, void **))                                                            \
+    X(LaunchKernelEx, "cuLaunchKernelEx", (const CUlaunchConfig *, CUfunction, void **, void **)) \
     X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                      \
     X(MemFree, "cuMemFree_v2", (CUdeviceptr))                                                  \
     X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                      \

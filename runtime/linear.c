@@ -408,8 +408,20 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
     void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials, &counters};
-    r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
-                        (CUstream)stream, gargs, NULL);
+    if (gemm->pdl) {
+        /* May start before the quantization finishes; the kernel waits for
+         * it (griddepcontrol.wait) before reading what it wrote. */
+        CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig cfg = {gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
+                              (CUstream)stream, &attr, 1};
+        r = d->LaunchKernelEx(&cfg, gemm->function, gargs, NULL);
+    } else {
+        r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1,
+                            (unsigned)gemm->smem, (CUstream)stream, gargs, NULL);
+    }
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the GEMM");
     return QJIT_OK;

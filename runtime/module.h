@@ -15,6 +15,7 @@ typedef struct qjit__kernel {
     char name[64], kind[16], epi[8];
     int threads, smem;
     int tile_m, tile_n, tile_k, k_step, n_unit, group;
+    int pdl;                     /* 1: launch with programmatic stream serialization */
 } qjit__kernel;
 
 /* Finds or builds (cache / generate / compile) and loads key's kernel for the

@@ -37,6 +37,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 {
     __shared__ float warp_max[THREADS / 32];
     const int m = blockIdx.x;
+//% if p.pdl == 1 then
+    /* Let the GEMM that follows launch now: it fetches weights meanwhile and
+     * waits (griddepcontrol.wait) for this grid to finish before reading. */
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+//% end
     /* Zero the split-K arrival counters of the GEMM that follows on this
      * stream, so a workspace carries no state from call to call. */
     for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)

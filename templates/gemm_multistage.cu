@@ -39,11 +39,16 @@ static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 //% end
 }
 
+/* Loads stage kt: the packed weights and group parameters (LOAD_W) and the
+ * activation tile (LOAD_X) -- apart, so weights can be fetched before the
+ * activations exist. */
+template <bool LOAD_W, bool LOAD_X>
 static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
     const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const signed char *__restrict__ Xq,
     int n_cta, int m_cta, int M, int N, int K)
 {
     const int kblocks = K / 64;
+    if (LOAD_W) {
     /* Packed weights: per 16-row block, the stage's BK/64 blocks of 512 bytes
      * are contiguous in global memory and land contiguous in shared memory. */
 #pragma unroll
@@ -72,6 +77,9 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
         }
     }
 //% end
+    }
+    if (!LOAD_X)
+        return;
     /* Activations: BM rows of BK int8; rows past M are zero-filled. */
 #pragma unroll
     for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
@@ -123,12 +131,32 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
 //% end
 
+//% if p.pdl == 1 then
+    /* The weights do not depend on the activation kernel that may still be
+     * running before this one (programmatic dependent launch): start their
+     * copies, then wait for it before reading Xq, sx or the counters. */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s)
+        if (s < ktiles)
+            load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                    n_cta, m_cta, M, N, K);
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < ktiles)
-            load_stage(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq, n_cta, m_cta, M, N, K);
+            load_stage<false, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                    n_cta, m_cta, M, N, K);
         cp_async_commit();
     }
+//% else
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles)
+            load_stage<true, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                   n_cta, m_cta, M, N, K);
+        cp_async_commit();
+    }
+//% end
 
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<STAGES - 2>();
@@ -136,8 +164,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         /* Refill the slot every warp finished with in the previous iteration. */
         const int next = kt + STAGES - 1;
         if (next < ktiles)
-            load_stage(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight, gparams, Xq,
-                       n_cta, m_cta, M, N, K);
+            load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
+                                   gparams, Xq, n_cta, m_cta, M, N, K);
         cp_async_commit();
 
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
