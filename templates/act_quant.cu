@@ -8,6 +8,7 @@
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
 {{ lib.prelude }}
 #define THREADS {{ p.threads }}
+#define CACHED 4                     /* 16-byte chunks a thread keeps in registers */
 
 static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
 {
@@ -49,13 +50,35 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     const int chunks = K / 8;
     const uint4 *row = X + (size_t)m * chunks;
 
+    /* Rows of up to THREADS * CACHED chunks are read once and kept in
+     * registers (unrolled, predicated: no local memory); longer rows are
+     * read twice. */
+    const int per_thread = (chunks + THREADS - 1) / THREADS;
+    const bool cached = per_thread <= CACHED;
+    uint4 keep[CACHED];
     float amax = 0.0f;
-    for (int c = threadIdx.x; c < chunks; c += THREADS) {
-        float x[8];
-        unpack8(row[c], x);
+    if (cached) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-            amax = fmaxf(amax, fabsf(x[i]));
+        for (int i = 0; i < CACHED; ++i) {
+            const int c = threadIdx.x + i * THREADS;
+            keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int i = 0; i < CACHED; ++i) {
+            float x[8];
+            unpack8(keep[i], x);
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                amax = fmaxf(amax, fabsf(x[e]));
+        }
+    } else {
+        for (int c = threadIdx.x; c < chunks; c += THREADS) {
+            float x[8];
+            unpack8(row[c], x);
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                amax = fmaxf(amax, fabsf(x[e]));
+        }
     }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1)
@@ -72,9 +95,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     if (threadIdx.x == 0)
         sx[m] = scale;
     uint2 *out = Xq + (size_t)m * chunks;
-    for (int c = threadIdx.x; c < chunks; c += THREADS) {
-        float x[8];
-        unpack8(row[c], x);
-        out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+    if (cached) {
+#pragma unroll
+        for (int i = 0; i < CACHED; ++i) {
+            const int c = threadIdx.x + i * THREADS;
+            if (c < chunks) {
+                float x[8];
+                unpack8(keep[i], x);
+                out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+            }
+        }
+    } else {
+        for (int c = threadIdx.x; c < chunks; c += THREADS) {
+            float x[8];
+            unpack8(row[c], x);
+            out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+        }
     }
 }

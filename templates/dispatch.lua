@@ -10,8 +10,10 @@ local D = {}
 -- reuse each dequantized weight across many tokens.
 D.BUCKETS = {
   { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
-  { max_m = 64,  tile = "64x128x64",  warps = "2x2", stages = 4, split = "auto" },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = 1 },
+  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto" },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1 },   -- 0: any larger M
 }
 
@@ -32,7 +34,11 @@ local function choose_split(b, bm, bn, bk, N, K, sms)
   local m = (b.max_m > 0) and b.max_m or bm
   local ctas = math.ceil(N / bn) * math.ceil(m / bm)
   local split, ktiles = 1, K // bk
-  while split < D.MAX_SPLIT and ctas * split < D.WAVES * sms and ktiles // (split * 2) >= D.MIN_KTILES do
+  -- INT32 partials (split x BM x BN x 4 bytes per tile) must not outweigh
+  -- the tile's 4-bit weights (BN x K / 2 bytes): split <= K / (8 BM).
+  local cap = math.max(1, K // (8 * bm))
+  while split < D.MAX_SPLIT and split * 2 <= cap and ctas * split < D.WAVES * sms
+        and ktiles // (split * 2) >= D.MIN_KTILES do
     split = split * 2
   end
   return split
@@ -44,7 +50,8 @@ local function gemm_key(scheme, group, b, N, K, arch, sms)
                        scheme, group, bm, bn, bk, b.warps, b.stages, choose_split(b, bm, bn, bk, N, K, sms), arch)
 end
 
-D.QUANT = "kernel=act-quant;bits=8;threads=256"
+-- 512 threads x 4 cached chunks x 8 values: rows up to K = 16384 are read once.
+D.QUANT = "kernel=act-quant;bits=8;threads=512"
 
 -- Returns the layer's table: quant (key), nbuckets, and per bucket i
 -- b<i>_max (0 = unbounded) and b<i>_key (canonical). sms: the device's
