@@ -143,7 +143,9 @@ static qjit_status load(qjit_context *ctx, const char *canon, qjit__kernel **out
         qjit__error_append(ctx, " (kernel %s of variant %s)", k->name, canon);
         goto fail;
     }
-    if (k->smem > 48 * 1024 &&
+    /* Always opt in: the 48 KB default covers dynamic plus static shared
+     * memory, so a kernel right at 48 KB of dynamic memory needs it too. */
+    if (k->smem > 0 &&
         (r = d->FuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->smem)) !=
             CUDA_SUCCESS) {
         st = qjit__cuda_error(ctx, d, r, "cuFuncSetAttribute(max dynamic shared memory)");
