@@ -518,7 +518,10 @@ int cmd_bench(int argc, char **argv)
             printf("  M=%-5lld geomean: %.2fx best cuBLAS, %.2fx cuBLAS FP8, %.2f of the 4-bit floor\n", ms[mi],
                    geomean(v, n), geomean(f8, n), geomean(fl, n));
     }
-    printf("host cost of a cached forward call (M=1, first shape): %.2f us\n", host_us);
+    if (host_us > 0)
+        printf("host cost of a cached forward call (M=1, first shape): %.2f us\n", host_us);
+    else
+        printf("host cost of a cached forward call: not measured (needs M = 1 in --m)\n");
     if (wrong)
         printf("%d point(s) gave WRONG results and were not timed\n", wrong);
 
