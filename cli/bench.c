@@ -50,21 +50,6 @@ typedef struct bench {
     uint64_t seed;
 } bench;
 
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static float normal(uint64_t *s)
-{
-    double u1 = ((double)(next(s) >> 11) + 1.0) / 9007199254740993.0;
-    double u2 = (double)(next(s) >> 11) / 9007199254740992.0;
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-}
-
 static int cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -156,7 +141,7 @@ static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *
     if (!host)
         return 1;
     for (size_t i = 0; i < chunk; i += 2) {
-        uint64_t r = next(seed);
+        uint64_t r = cli_random(seed);
         if (kind == QB_BF16) {          /* |x| in [2^-3, 2^3), random sign and mantissa */
             uint16_t v = (uint16_t)((r & 0x8000) | ((uint16_t)(124 + (r >> 16) % 6) << 7) | ((r >> 32) & 0x7F));
             memcpy(host + i, &v, 2);
@@ -432,7 +417,7 @@ int cmd_bench(int argc, char **argv)
             continue;
         }
         for (size_t i = 0; i < (size_t)(N * K); i++)
-            W[i] = 0.02f * normal(&seed);
+            W[i] = 0.02f * cli_normal(&seed);
         if ((st = qjit_quantize_weights(b.ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes,
                                         &bytes)) ||
             (st = qjit_linear_create(b.ctx, blob, bytes, &lo, &lin))) {
@@ -454,7 +439,7 @@ int cmd_bench(int argc, char **argv)
             uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
             CUdeviceptr dX = 0, dY = 0;
             for (size_t i = 0; i < (size_t)(M * K); i++)
-                X[i] = qjit__float_to_half(normal(&seed));
+                X[i] = qjit__float_to_half(cli_normal(&seed));
             if (b.d->MemAlloc(&dX, 2 * (size_t)(M * K)) || b.d->MemAlloc(&dY, 2 * (size_t)(M * N))) {
                 fprintf(stderr, "qjit bench: out of device memory at M=%lld\n", M);
                 free(X);

@@ -2,7 +2,12 @@
 #ifndef QJIT_CLI_H
 #define QJIT_CLI_H
 
+#include <stdint.h>
 #include "qjit.h"
+
+/* Seeded random numbers for generated inputs (random.c). */
+uint64_t cli_random(uint64_t *state);
+float cli_normal(uint64_t *state);
 
 /* Creates a context from the common options (--arch, --cache-dir); prints
  * the error and returns NULL on failure. */

@@ -20,21 +20,6 @@ static const char usage[] =
     "and the FP16 output against the CPU reference, and prints times. Without a GPU it\n"
     "pre-compiles the default variant set for sm_90a into the cache instead.\n";
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static float rng_normal(uint64_t *s)
-{
-    double u1 = ((double)(rng_next(s) >> 11) + 1.0) / 9007199254740993.0;
-    double u2 = (double)(rng_next(s) >> 11) / 9007199254740992.0;
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-}
-
 static int precompile(const char *cache_dir)
 {
     qjit_context *ctx = cli_context("sm_90a", cache_dir);
@@ -110,7 +95,7 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
         goto done;
     }
     for (size_t i = 0; i < xn; i++)
-        X[i] = qjit__float_to_half(rng_normal(seed));
+        X[i] = qjit__float_to_half(cli_normal(seed));
     if ((st = qjit_reference_quantize_activations(ctx, M, K, X, Xq, sx)) ||
         (st = qjit_reference_gemm(ctx, blob, blob_bytes, M, Xq, sx, acc_ref, Yref)))
         goto done;
@@ -236,7 +221,7 @@ int cmd_demo(int argc, char **argv)
         goto done;
     }
     for (size_t i = 0; i < (size_t)N * (size_t)K; i++)
-        W[i] = 0.02f * rng_normal(&seed);
+        W[i] = 0.02f * cli_normal(&seed);
     if ((st = qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes)) ||
         (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin))) {
         rc = cli_fail(ctx, st, "preparing the layer");
