@@ -19,7 +19,7 @@ rows=$(( (n + cols - 1) / cols ))
   while IFS=, read -r N K; do
     f="(\$1==$N && \$2==$K)"
     echo "set title '${N} x ${K}'"
-    echo "plot '$csv' every ::1 using (${f} ? \$3 : NaN):4 with linespoints lw 2 title 'qjit w4a8', \\"
+    echo "plot '$csv' every ::1 using (${f} && !(valid(12) && \$12 == 1) ? \$3 : NaN):4 with linespoints lw 2 title 'qjit w4a8', \\"
     echo "     '' every ::1 using (${f} && \$7>0 ? \$3 : NaN):7 with linespoints title 'cublas bf16', \\"
     echo "     '' every ::1 using (${f} && \$8>0 ? \$3 : NaN):8 with linespoints title 'cublas int8', \\"
     echo "     '' every ::1 using (${f} && \$9>0 ? \$3 : NaN):9 with linespoints title 'cublas fp8'"

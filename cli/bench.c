@@ -16,25 +16,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: qjit bench [--shapes NxK,...] [--shapes-file F] [--m M,...] [--group G]\n"
-    "                  [--reps R] [--no-peers] [--csv FILE] [--json FILE] [--seed S]\n"
+    "                  [--variant KEY]... [--reps R] [--no-peers] [--csv FILE] [--json FILE]\n"
+    "                  [--seed S]\n"
     "Runs W4A8-LQQ layers and the cuBLASLt peers (BF16, INT8->INT32, FP8 E4M3) on the\n"
     "same shapes in one process. Defaults: the Llama-2-7B/70B shapes 12288x4096,\n"
     "4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192, 57344x8192, 8192x28672\n"
     "and M = 1,4,16,32,64,128,256,512,1024,4096; group 128; 50 repetitions.\n"
-    "A shapes file holds one NxK per line (# comments allowed).\n";
+    "A shapes file holds one NxK per line (# comments allowed). Each --variant KEY adds\n"
+    "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
+    "dispatch table's own choices. Ends with cold-compile and cache-load time per variant.\n";
 
 #define MAX_SHAPES 64
 #define MAX_MS 32
 #define NPEERS 3
+#define MAX_VARIANTS 8
 
 typedef struct point {
     long long N, K, M;
     double us, tops, floor_frac;
     double peer_us[NPEERS];       /* 0: not available */
     int checked;                  /* rows compared, exact */
+    int forced;                   /* 1: a --variant row, not the dispatch table's choice */
     char key[400];
 } point;
 
@@ -319,12 +325,128 @@ static double host_cost_us(bench *b, fwd_ud *f)
     return best[10];
 }
 
+/* Quantizes a random N x K layer, then checks, times and compares it at
+ * every M (with the dispatch table, or with `variant` forced). */
+static void run_layer(bench *b, long long N, long long K, int group, const char *variant, const long long *ms,
+                      int nms, int first, point *pts, int *npts, int *wrong, double *host_us)
+{
+    size_t bytes = 0;
+    float *W = malloc(sizeof(float) * (size_t)(N * K));
+    void *blob = NULL;
+    qjit_linear *lin = NULL;
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.max_tokens = 4096;
+    lo.variant = variant;
+    uint64_t seed = b->seed + (uint64_t)(N * 131 + K);
+    qjit_status st;
+    if (!W || qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &bytes) || !(blob = malloc(bytes))) {
+        fprintf(stderr, "qjit bench: cannot size %lldx%lld: %s\n", N, K, qjit_last_error(b->ctx));
+        free(W);
+        return;
+    }
+    for (size_t i = 0; i < (size_t)(N * K); i++)
+        W[i] = 0.02f * cli_normal(&seed);
+    st = qjit_quantize_weights(b->ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes);
+    free(W);
+    if (st || (st = qjit_linear_create(b->ctx, blob, bytes, &lo, &lin))) {
+        fprintf(stderr, "qjit bench: %lldx%lld%s%s: %s: %s\n", N, K, variant ? " with " : "", variant ? variant : "",
+                qjit_status_name(st), qjit_last_error(b->ctx));
+        free(blob);
+        return;
+    }
+    /* The 4-bit floor: the packed weight bytes over the measured copy
+     * bandwidth (bytes read plus written per second). */
+    double floor_us = (double)(bytes - QJIT__WEIGHTS_HEADER_BYTES) / (b->copy_gbs * 1e9) * 1e6;
+    for (int mi = 0; mi < nms; mi++) {
+        long long M = ms[mi];
+        point *p = &pts[*npts];
+        memset(p, 0, sizeof *p);
+        p->N = N; p->K = K; p->M = M;
+        p->forced = variant != NULL;
+        qjit_linear_variant(lin, M, p->key, sizeof p->key);
+        uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
+        CUdeviceptr dX = 0, dY = 0;
+        for (size_t i = 0; i < (size_t)(M * K); i++)
+            X[i] = qjit__float_to_half(cli_normal(&seed));
+        if (b->d->MemAlloc(&dX, 2 * (size_t)(M * K)) || b->d->MemAlloc(&dY, 2 * (size_t)(M * N))) {
+            fprintf(stderr, "qjit bench: out of device memory at M=%lld\n", M);
+            free(X);
+            continue;
+        }
+        b->d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
+        p->checked = check_point(b, lin, blob, bytes, M, N, K, X, dX);
+        free(X);
+        if (p->checked < 0) {
+            (*wrong)++;
+        } else {
+            fwd_ud f = {lin, M, dX, dY};
+            p->us = time_calls(b, do_forward, &f);
+            p->tops = 2.0 * (double)M * (double)N * (double)K / (p->us * 1e-6) / 1e12;
+            p->floor_frac = floor_us / p->us;
+            if (first && !variant && M == 1)
+                *host_us = host_cost_us(b, &f);
+            run_peers(b, M, N, K, p);
+            double best = 0;
+            for (int k = 0; k < NPEERS; k++)
+                if (p->peer_us[k] > 0 && (best == 0 || p->peer_us[k] < best))
+                    best = p->peer_us[k];
+            printf("%6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d%s\n", N, K, M, p->us, p->tops,
+                   p->floor_frac, p->peer_us[0], p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0,
+                   p->checked, variant ? "  (forced)" : "");
+            fflush(stdout);
+            (*npts)++;
+        }
+        b->d->MemFree(dX);
+        b->d->MemFree(dY);
+    }
+    qjit_linear_destroy(lin);
+    free(blob);
+}
+
+/* Cold compile (empty cache folder) and cache load (fresh context, same
+ * folder) of every distinct variant the run used. */
+static void compile_times(bench *b, const point *pts, int npts, const char *arch, FILE *json)
+{
+    printf("\n%9s %9s  %s\n", "cold s", "load ms", "variant (compile into an empty cache, then load from it)");
+    int first = 1;
+    for (int i = 0; i < npts; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(pts[j].key, pts[i].key);
+        if (seen)
+            continue;
+        char dir[] = "/tmp/qjit-bench-XXXXXX";
+        if (!mkdtemp(dir))
+            continue;
+        qjit_context *cold = cli_context(arch, dir), *warm = NULL;
+        qjit_compile_info ci, wi;
+        memset(&ci, 0, sizeof ci);
+        memset(&wi, 0, sizeof wi);
+        if (cold && qjit_compile(cold, pts[i].key, NULL, &ci) == QJIT_OK && (warm = cli_context(arch, dir)) &&
+            qjit_compile(warm, pts[i].key, NULL, &wi) == QJIT_OK && wi.from_cache) {
+            printf("%9.3f %9.2f  %s\n", ci.total_seconds, wi.total_seconds * 1e3, pts[i].key);
+            if (json)
+                fprintf(json, "%s  {\"variant\": \"%s\", \"cold_s\": %.4f, \"load_ms\": %.3f}", first ? "" : ",\n",
+                        pts[i].key, ci.total_seconds, wi.total_seconds * 1e3);
+            first = 0;
+        }
+        if (cold)
+            qjit_cache_clear(cold, NULL);
+        qjit_context_destroy(cold);
+        qjit_context_destroy(warm);
+        rmdir(dir);
+    }
+    (void)b;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     static long long defaults[8][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                        {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
     long long shapes[MAX_SHAPES][2], ms[MAX_MS] = {1, 4, 16, 32, 64, 128, 256, 512, 1024, 4096};
-    int nshapes = 8, nms = 10, group = 128, peers = 1;
+    int nshapes = 8, nms = 10, group = 128, peers = 1, nvariants = 0;
+    const char *variants[MAX_VARIANTS];
     const char *csv_path = NULL, *json_path = NULL;
     bench b;
     memset(&b, 0, sizeof b);
@@ -346,6 +468,12 @@ int cmd_bench(int argc, char **argv)
             }
         } else if (!strcmp(a, "--m") && v) {
             nms = parse_list(v, ms, MAX_MS), i++;
+        } else if (!strcmp(a, "--variant") && v) {
+            if (nvariants == MAX_VARIANTS) {
+                fprintf(stderr, "qjit bench: at most %d --variant options\n", MAX_VARIANTS);
+                return 2;
+            }
+            variants[nvariants++] = v, i++;
         } else if (!strcmp(a, "--group") && v) {
             group = atoi(v), i++;
         } else if (!strcmp(a, "--reps") && v) {
@@ -396,84 +524,15 @@ int cmd_bench(int argc, char **argv)
            "median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, b.reps);
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
 
-    point *pts = calloc((size_t)(nshapes * nms), sizeof *pts);
+    point *pts = calloc((size_t)(nshapes * nms * (1 + nvariants)), sizeof *pts);
     int npts = 0, wrong = 0;
     double host_us = 0;
     printf("%6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s\n", "N", "K", "M", "qjit us", "TOPS", "floor",
            "bf16 us", "int8 us", "fp8 us", "best x", "rows");
-    for (int s = 0; s < nshapes; s++) {
-        long long N = shapes[s][0], K = shapes[s][1];
-        size_t bytes = 0;
-        float *W = malloc(sizeof(float) * (size_t)(N * K));
-        void *blob = NULL;
-        qjit_linear *lin = NULL;
-        qjit_linear_options lo;
-        qjit_linear_options_init(&lo);
-        lo.max_tokens = 4096;
-        uint64_t seed = b.seed + (uint64_t)s;
-        if (!W || qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &bytes) || !(blob = malloc(bytes))) {
-            fprintf(stderr, "qjit bench: cannot size %lldx%lld: %s\n", N, K, qjit_last_error(b.ctx));
-            free(W);
-            continue;
-        }
-        for (size_t i = 0; i < (size_t)(N * K); i++)
-            W[i] = 0.02f * cli_normal(&seed);
-        if ((st = qjit_quantize_weights(b.ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes,
-                                        &bytes)) ||
-            (st = qjit_linear_create(b.ctx, blob, bytes, &lo, &lin))) {
-            cli_fail(b.ctx, st, "preparing a layer");
-            free(W);
-            free(blob);
-            continue;
-        }
-        free(W);
-        /* The 4-bit floor: the packed weight bytes over the measured copy
-         * bandwidth (bytes read plus written per second). */
-        double floor_us = (double)(bytes - QJIT__WEIGHTS_HEADER_BYTES) / (b.copy_gbs * 1e9) * 1e6;
-        for (int mi = 0; mi < nms; mi++) {
-            long long M = ms[mi];
-            point *p = &pts[npts];
-            memset(p, 0, sizeof *p);
-            p->N = N; p->K = K; p->M = M;
-            qjit_linear_variant(lin, M, p->key, sizeof p->key);
-            uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
-            CUdeviceptr dX = 0, dY = 0;
-            for (size_t i = 0; i < (size_t)(M * K); i++)
-                X[i] = qjit__float_to_half(cli_normal(&seed));
-            if (b.d->MemAlloc(&dX, 2 * (size_t)(M * K)) || b.d->MemAlloc(&dY, 2 * (size_t)(M * N))) {
-                fprintf(stderr, "qjit bench: out of device memory at M=%lld\n", M);
-                free(X);
-                continue;
-            }
-            b.d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
-            p->checked = check_point(&b, lin, blob, bytes, M, N, K, X, dX);
-            free(X);
-            if (p->checked < 0) {
-                wrong++;
-            } else {
-                fwd_ud f = {lin, M, dX, dY};
-                p->us = time_calls(&b, do_forward, &f);
-                p->tops = 2.0 * (double)M * (double)N * (double)K / (p->us * 1e-6) / 1e12;
-                p->floor_frac = floor_us / p->us;
-                if (s == 0 && M == 1)
-                    host_us = host_cost_us(&b, &f);
-                run_peers(&b, M, N, K, p);
-                double best = 0;
-                for (int k = 0; k < NPEERS; k++)
-                    if (p->peer_us[k] > 0 && (best == 0 || p->peer_us[k] < best))
-                        best = p->peer_us[k];
-                printf("%6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d\n", N, K, M, p->us, p->tops,
-                       p->floor_frac, p->peer_us[0], p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0,
-                       p->checked);
-                fflush(stdout);
-                npts++;
-            }
-            b.d->MemFree(dX);
-            b.d->MemFree(dY);
-        }
-        qjit_linear_destroy(lin);
-        free(blob);
-    }
+    for (int s = 0; s < nshapes; s++)
+        for (int v = -1; v < nvariants; v++)
+            run_layer(&b, shapes[s][0], shapes[s][1], group, v < 0 ? NULL : variants[v], ms, nms, s == 0,
+                      pts, &npts, &wrong, &host_us);
 
     /* Summary: speedup over the best peer, geomean overall, minimum, per M. */
     double *sp = calloc((size_t)npts + 1, sizeof *sp);
@@ -483,7 +542,7 @@ int cmd_bench(int argc, char **argv)
         for (int k = 0; k < NPEERS; k++)
             if (pts[i].peer_us[k] > 0 && (best == 0 || pts[i].peer_us[k] < best))
                 best = pts[i].peer_us[k];
-        sp[i] = best > 0 ? best / pts[i].us : 0;
+        sp[i] = best > 0 && !pts[i].forced ? best / pts[i].us : 0;
         if (sp[i] > 0 && (minsp == 0 || sp[i] < minsp))
             minsp = sp[i];
     }
@@ -493,7 +552,7 @@ int cmd_bench(int argc, char **argv)
         double v[MAX_SHAPES], fl[MAX_SHAPES], f8[MAX_SHAPES];
         int n = 0;
         for (int i = 0; i < npts; i++)
-            if (pts[i].M == ms[mi]) {
+            if (pts[i].M == ms[mi] && !pts[i].forced) {
                 v[n] = sp[i];
                 fl[n] = pts[i].floor_frac;
                 f8[n] = pts[i].peer_us[QB_FP8] > 0 ? pts[i].peer_us[QB_FP8] / pts[i].us : 0;
@@ -513,14 +572,16 @@ int cmd_bench(int argc, char **argv)
     if (csv_path) {
         FILE *f = fopen(csv_path, "w");
         if (f) {
-            fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant\n");
+            fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant,forced\n");
             for (int i = 0; i < npts; i++)
-                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", pts[i].N, pts[i].K, pts[i].M,
+                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d\n", pts[i].N, pts[i].K, pts[i].M,
                         pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1],
-                        pts[i].peer_us[2], sp[i], pts[i].key);
+                        pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced);
             fclose(f);
         }
     }
+    if (!json_path)
+        compile_times(&b, pts, npts, arch, NULL);
     if (json_path) {
         FILE *f = fopen(json_path, "w");
         if (f) {
@@ -530,10 +591,12 @@ int cmd_bench(int argc, char **argv)
             for (int i = 0; i < npts; i++)
                 fprintf(f, "  {\"N\": %lld, \"K\": %lld, \"M\": %lld, \"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, "
                            "\"cublas_bf16_us\": %.3f, \"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, "
-                           "\"speedup_best\": %.3f, \"variant\": \"%s\"}%s\n",
+                           "\"speedup_best\": %.3f, \"variant\": \"%s\", \"forced\": %d}%s\n",
                         pts[i].N, pts[i].K, pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0],
-                        pts[i].peer_us[1], pts[i].peer_us[2], sp[i], pts[i].key, i + 1 < npts ? "," : "");
-            fprintf(f, "]}\n");
+                        pts[i].peer_us[1], pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced, i + 1 < npts ? "," : "");
+            fprintf(f, "],\n \"compile\": [\n");
+            compile_times(&b, pts, npts, arch, f);
+            fprintf(f, "\n]}\n");
             fclose(f);
         }
     }

@@ -291,6 +291,10 @@ typedef struct qjit_linear_options {
     int64_t max_tokens;           /* internal workspace sized for this M (default 1024);
                                      a larger M grows it once */
     int eager;                    /* 1: resolve every bucket's kernels at create */
+    const char *variant;          /* NULL: templates/dispatch.lua picks per M bucket; else
+                                     this GEMM key for every M (missing fields take their
+                                     defaults; its group must match the weights'), resolved
+                                     at create -- for tuning and benchmarks */
 } qjit_linear_options;
 
 QJIT_API void qjit_linear_options_init(qjit_linear_options *opts);

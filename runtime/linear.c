@@ -155,8 +155,51 @@ static void key_shape(const char *key, bucket *b)
         sscanf(s + 6, "%d", &b->split);
 }
 
-/* Asks dispatch.lua for the layer's table. Caller holds ctx->lock. */
-static qjit_status plan(qjit_linear *lin)
+/* Sets a bucket's FP16 key, its INT32-accumulator twin (the same key with
+ * the epilogue swapped) and the tile/split read from it. */
+static qjit_status set_bucket_key(qjit_context *ctx, bucket *b, const char *key)
+{
+    qjit__strfree(ctx, b->key);
+    qjit__strfree(ctx, b->key_acc);
+    b->key = qjit__strdup(ctx, key);
+    b->key_acc = qjit__printf(ctx, "%s;epi=i32", key);
+    char *f16 = b->key_acc ? strstr(b->key_acc, "epi=f16;") : NULL;
+    if (f16)
+        memmove(f16, f16 + 8, strlen(f16 + 8) + 1);
+    if (!b->key || !b->key_acc)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    key_shape(key, b);
+    if (b->tile_m <= 0 || b->tile_n <= 0 || b->split < 1)
+        return qjit__error(ctx, QJIT_TEMPLATE, "variant key lacks tile or split: %s", key);
+    return QJIT_OK;
+}
+
+/* Replaces every bucket's GEMM key by the canonical form of `forced`,
+ * after checking it is a GEMM of the layer's group. */
+static qjit_status force_variant(qjit_linear *lin, const char *forced, const char *arch)
+{
+    qjit_context *ctx = lin->ctx;
+    char *canon = NULL;
+    qjit_status st = qjit__canonicalize_locked(ctx, forced, arch, &canon);
+    if (st)
+        return st;
+    char want[32];
+    snprintf(want, sizeof want, ";g=%d;", lin->group);
+    if (!strstr(canon, "kernel=gemm") || !strstr(canon, want)) {
+        st = qjit__error(ctx, QJIT_INVALID_ARGUMENT, "forced variant %s must be a GEMM with g=%d, the group of the "
+                         "weights", canon, lin->group);
+        qjit__strfree(ctx, canon);
+        return st;
+    }
+    for (int i = 0; i < lin->nbuckets && st == QJIT_OK; i++)
+        st = set_bucket_key(ctx, &lin->buckets[i], canon);
+    qjit__strfree(ctx, canon);
+    return st;
+}
+
+/* Asks dispatch.lua for the layer's table; a forced variant then replaces
+ * every bucket's GEMM key. Caller holds ctx->lock. */
+static qjit_status plan(qjit_linear *lin, const char *forced)
 {
     qjit_context *ctx = lin->ctx;
     char arch[16], group[16], n[32], k[32];
@@ -194,23 +237,13 @@ static qjit_status plan(qjit_linear *lin)
         }
         bucket *b = &lin->buckets[i];
         b->max_m = atoll(max);
-        b->key = qjit__strdup(ctx, key);
-        key_shape(key, b);
-        if (b->tile_m <= 0 || b->tile_n <= 0 || b->split < 1) {
-            st = qjit__error(ctx, QJIT_TEMPLATE, "dispatch.lua: bucket %d key lacks tile or split: %s", i + 1, key);
-            break;
-        }
-        b->key_acc = qjit__printf(ctx, "%s;epi=i32", key);
-        /* The accumulator variant is the same key with its epilogue swapped. */
-        char *semi = b->key_acc ? strstr(b->key_acc, "epi=f16;") : NULL;
-        if (semi)
-            memmove(semi, semi + 8, strlen(semi + 8) + 1);
-        if (!b->key || !b->key_acc)
-            st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
         lin->nbuckets = i + 1;
+        st = set_bucket_key(ctx, b, key);
     }
     if (st == QJIT_OK && !lin->quant_key)
         st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    if (st == QJIT_OK && forced)
+        st = force_variant(lin, forced, arch);
 done:
     qjit__lua_result_release(L, &r);
     return st;
@@ -278,7 +311,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     pthread_mutex_lock(&ctx->lock);
     st = qjit__context_driver(ctx);
     if (st == QJIT_OK)
-        st = plan(lin);
+        st = plan(lin, opts.variant);
     if (st == QJIT_OK && (lin->weights = device_alloc(ctx, v.payload_bytes, &st)) != 0) {
         lin->weights_bytes = v.payload_bytes;
         CUresult r = ctx->driver.MemcpyHtoD(lin->weights, v.payload, v.payload_bytes);
@@ -295,7 +328,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     lin->qweight = lin->weights + v.qweight_offset;
     lin->gparams = lin->weights + v.gparams_offset;
     lin->s0 = lin->weights + v.s0_offset;
-    if (opts.eager) {
+    if (opts.eager || opts.variant) {
         const qjit__kernel *k;
         if ((st = get_kernel(lin, lin->quant_key, &lin->quant, &k)))
             goto fail;
