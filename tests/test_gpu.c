@@ -223,6 +223,37 @@ START_TEST(concurrent_forward_calls)
 }
 END_TEST
 
+/* A forced variant (odd split-K, another tile) runs at every M, exact; one
+ * of another group is refused at create. */
+START_TEST(forced_variant)
+{
+    fixture f;
+    setup(&f, 512, 1024, 128, 21);
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.variant = "g=128;tile=32x128x128;warps=1x4;stages=3;split=3";
+    qjit_linear *lin = NULL;
+    qjit_status st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin);
+    ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(f.ctx));
+    char key[512];
+    ck_assert_int_eq(qjit_linear_variant(lin, 1000, key, sizeof key), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(key, "split=3;"));
+    ck_assert_ptr_nonnull(strstr(key, "tile=32x128x128"));
+    qjit_linear *dispatched = f.lin;
+    f.lin = lin;
+    check_m(&f, 5, 31);
+    check_m(&f, 77, 32);
+    f.lin = dispatched;
+    qjit_linear_destroy(lin);
+    lo.variant = "g=64;tile=32x128x128;warps=1x4";
+    lin = (qjit_linear *)0x1;
+    ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_null(lin);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "g=128"));
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(bad_forward_input_changes_nothing)
 {
     fixture f;
@@ -277,6 +308,7 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(tc, gemm_bit_exact, 0, (int)(sizeof SHAPES / sizeof SHAPES[0]));
     tcase_add_test(tc, bad_forward_input_changes_nothing);
     tcase_add_test(tc, concurrent_forward_calls);
+    tcase_add_test(tc, forced_variant);
     tcase_add_test(tc, variant_for_another_arch_is_refused);
     qt_add(s, tc, 1);
     return s;
