@@ -11,7 +11,6 @@
  * versioned name libcuda exports (cuda.h's macros map the plain ones). */
 #define QJIT__DRIVER_MAP(X)                                                                     \
     X(Init, "cuInit", (unsigned int))                                                          \
-    X(DriverGetVersion, "cuDriverGetVersion", (int *))                                         \
     X(DeviceGetCount, "cuDeviceGetCount", (int *))                                             \
     X(DeviceGet, "cuDeviceGet", (CUdevice *, int))                                             \
     X(DeviceGetName, "cuDeviceGetName", (char *, int, CUdevice))                               \
@@ -25,7 +24,6 @@
     X(ModuleUnload, "cuModuleUnload", (CUmodule))                                              \
     X(ModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *))        \
     X(FuncSetAttribute, "cuFuncSetAttribute", (CUfunction, CUfunction_attribute, int))         \
-    X(FuncGetAttribute, "cuFuncGetAttribute", (int *, CUfunction_attribute, CUfunction))       \
     X(LaunchKernel, "cuLaunchKernel",                                                          \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,       \
        CUstream, void **, void **))                                                            \
@@ -37,7 +35,6 @@
     X(MemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                         \
     X(MemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))        \
     X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))   \
-    X(MemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))                                     \
     X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned int))                              \
     X(StreamDestroy, "cuStreamDestroy_v2", (CUstream))                                         \
     X(StreamSynchronize, "cuStreamSynchronize", (CUstream))                                    \

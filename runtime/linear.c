@@ -400,6 +400,13 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     qjit_status st = get_kernel(lin, lin->quant_key, &lin->quant, &quant);
     if (st || (st = get_kernel(lin, acc ? b->key_acc : b->key, acc ? &bm->gemm_acc : &bm->gemm, &gemm)))
         return st;
+    /* Refuse a launch too large before anything (the workspace) changes. */
+    unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
+    int64_t gy64 = (M + gemm->tile_m - 1) / gemm->tile_m;
+    if (gy64 > 65535)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld needs %lld token tiles of %d; a launch allows "
+                           "65535: split the call", (long long)M, (long long)gy64, gemm->tile_m);
+    unsigned gy = (unsigned)gy64;
     const qjit__driver *d = &ctx->driver;
     CUcontext current = NULL;
     if (d->CtxGetCurrent(&current) != CUDA_SUCCESS || current != d->context)
@@ -429,12 +436,6 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     int ncounters = wl.ncounters;
     int m32 = (int)M, n32 = (int)lin->N, k32 = (int)lin->K;
     CUdeviceptr x = (CUdeviceptr)(uintptr_t)X, y = (CUdeviceptr)(uintptr_t)out;
-    unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
-    int64_t gy64 = (M + gemm->tile_m - 1) / gemm->tile_m;
-    if (gy64 > 65535)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld needs %lld token tiles of %d; a launch allows "
-                           "65535: split the call", (long long)M, (long long)gy64, gemm->tile_m);
-    unsigned gy = (unsigned)gy64;
     void *qargs[] = {&x, &xq, &sx, &m32, &k32, &counters, &ncounters};
     CUresult r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
                                  (CUstream)stream, qargs, NULL);
