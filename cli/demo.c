@@ -26,29 +26,18 @@ static int precompile(const char *cache_dir)
     if (!ctx)
         return 1;
     char *list = NULL;
-    qjit_status st = qjit_default_variants(ctx, "sm_90a", &list);
-    if (st)
-        return cli_fail(ctx, st, "listing the default variants");
-    printf("no GPU here: pre-compiling the default variant set for sm_90a into %s\n",
-           qjit_context_cache_dir(ctx));
-    printf("%-8s %9s  %s\n", "result", "seconds", "variant");
-    int n = 0, rc = 0;
+    int rc = 0, n = 0;
     double total = 0;
-    for (char *p = list; p && *p;) {
-        char *eol = strchr(p, '\n');
-        if (eol)
-            *eol = '\0';
-        qjit_compile_info info;
-        st = qjit_compile(ctx, p, "sm_90a", &info);
-        if (st)
-            rc = cli_fail(ctx, st, p);
-        else
-            printf("%-8s %9.3f  %s\n", info.from_cache ? "cached" : "compiled", info.total_seconds, p);
-        total += info.total_seconds;
-        n++;
-        p = eol ? eol + 1 : NULL;
+    qjit_status st = qjit_default_variants(ctx, "sm_90a", &list);
+    if (st) {
+        rc = cli_fail(ctx, st, "listing the default variants");
+    } else {
+        printf("no GPU here: pre-compiling the default variant set for sm_90a into %s\n",
+               qjit_context_cache_dir(ctx));
+        cli_compile_header();
+        rc = cli_compile_lines(ctx, list, "sm_90a", &n, &total);
+        printf("%d variants for sm_90a in %.2f s; run `qjit demo` on a GPU machine to execute them\n", n, total);
     }
-    printf("%d variants for sm_90a in %.2f s; run `qjit demo` on a GPU machine to execute them\n", n, total);
     qjit_free(ctx, list);
     qjit_context_destroy(ctx);
     return rc;

@@ -57,6 +57,39 @@ int cli_fail(qjit_context *ctx, qjit_status st, const char *what)
     return 1;
 }
 
+void cli_compile_header(void)
+{
+    printf("%-8s %9s %9s  %s\n", "result", "gen s", "total s", "variant");
+}
+
+int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, double *total)
+{
+    qjit_compile_info info;
+    qjit_status st = qjit_compile(ctx, key, arch, &info);
+    if (st)
+        return cli_fail(ctx, st, key);
+    *total += info.total_seconds;
+    printf("%-8s %9.3f %9.3f  %s\n", info.from_cache ? "cached" : info.healed ? "healed" : "compiled",
+           info.generate_seconds, info.total_seconds, key);
+    return 0;
+}
+
+int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, double *total)
+{
+    int rc = 0;
+    for (char *p = list; p && *p;) {
+        char *eol = strchr(p, '\n');
+        if (eol)
+            *eol = '\0';
+        if (*p) {
+            rc |= cli_compile_one(ctx, p, arch, total);
+            (*count)++;
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return rc;
+}
+
 static int wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -146,41 +179,24 @@ static int cmd_compile(int argc, char **argv)
         free(keys);
         return 1;
     }
-    int rc = 0;
+    printf("cache: %s\n", qjit_context_cache_dir(ctx));
+    cli_compile_header();
+    int rc = 0, count = nkeys;
+    double total = 0;
+    for (int i = 0; i < nkeys; i++)
+        rc |= cli_compile_one(ctx, keys[i], arch, &total);
     char *list = NULL;
     if (defaults) {
+        int more = 0;
         qjit_status st = qjit_default_variants(ctx, arch, &list);
         if (st) {
             rc = cli_fail(ctx, st, "listing the default variants");
             goto done;
         }
-        const char **grown = realloc(keys, ((size_t)argc + 64) * sizeof *keys);
-        if (!grown)
-            goto done;
-        keys = grown;
-        for (char *p = list; p && *p && nkeys < argc + 64;) {
-            char *eol = strchr(p, '\n');
-            if (eol)
-                *eol = '\0';
-            keys[nkeys++] = p;
-            p = eol ? eol + 1 : NULL;
-        }
+        rc |= cli_compile_lines(ctx, list, arch, &more, &total);
+        count += more;
     }
-    printf("cache: %s\n", qjit_context_cache_dir(ctx));
-    printf("%-8s %9s %9s  %s\n", "result", "gen s", "total s", "variant");
-    double total = 0;
-    for (int i = 0; i < nkeys; i++) {
-        qjit_compile_info info;
-        qjit_status st = qjit_compile(ctx, keys[i], arch, &info);
-        if (st) {
-            rc = cli_fail(ctx, st, keys[i]);
-            continue;
-        }
-        total += info.total_seconds;
-        printf("%-8s %9.3f %9.3f  %s\n", info.from_cache ? "cached" : info.healed ? "healed" : "compiled",
-               info.generate_seconds, info.total_seconds, keys[i]);
-    }
-    printf("%d variant(s), %.3f s in all\n", nkeys, total);
+    printf("%d variant(s), %.3f s in all\n", count, total);
 done:
     qjit_free(ctx, list);
     qjit_context_destroy(ctx);
