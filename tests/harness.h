@@ -26,6 +26,15 @@ int qt_has_gpu(void);                    /* cached probe result (child process) 
 char *qt_tempdir(const char *tag);
 void qt_rmtree(const char *path);
 
+/* ck_assert records a point (a pipe write) even when it passes, so loops
+ * over millions of elements check with REQUIRE, which costs nothing until it
+ * fails. */
+#define REQUIRE(cond, ...)             \
+    do {                               \
+        if (!(cond))                   \
+            ck_abort_msg(__VA_ARGS__); \
+    } while (0)
+
 /* Adds tcase to suite, tagged "gpu" if gpu != 0. */
 void qt_add(Suite *s, TCase *tc, int gpu);
 

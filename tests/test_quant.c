@@ -12,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ck_assert marks a point (a pipe write) even when it passes, so loops over
- * millions of elements check with this instead. */
-#define REQUIRE(cond, ...)                \
-    do {                                  \
-        if (!(cond))                      \
-            ck_abort_msg(__VA_ARGS__);    \
-    } while (0)
-
 #define LQQ QJIT_SCHEME_W4A8_LQQ
 #define PATTERN 0xA5
 

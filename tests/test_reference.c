@@ -11,14 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ck_assert marks a point (a pipe write) even when it passes, so loops over
- * many elements check with this instead. */
-#define REQUIRE(cond, ...)                \
-    do {                                  \
-        if (!(cond))                      \
-            ck_abort_msg(__VA_ARGS__);    \
-    } while (0)
-
 #define LQQ QJIT_SCHEME_W4A8_LQQ
 
 static struct qjit_context test_ctx;
