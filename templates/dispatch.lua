@@ -5,11 +5,17 @@ local V = import("variants.lua")
 local D = {}
 
 -- Buckets: small M streams weights with thin token tiles (tokens are the
--- MMA's n side, so M = 1..16 wastes no weight traffic) and splits K until
--- the GPU holds about two waves of CTAs; large M uses square-ish tiles to
--- reuse each dequantized weight across many tokens.
+-- MMA's n side, so M = 1..16 wastes no weight traffic); large M uses
+-- square-ish tiles to reuse each dequantized weight across many tokens.
+-- A bucket may name `narrow`: the variant used instead when N <= narrow.max_n.
+-- Measured on the H100 (bench/results/2026-11-22-decode-h100): the decode
+-- pipe (weights streamed into registers) wins at M = 9..16 on every shape
+-- measured and at M <= 8 on layers of N <= 4096; elsewhere at M <= 8 the
+-- split-K multistage tile is as fast or faster (57344x8192: 98 vs 108 us).
 D.BUCKETS = {
-  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
+  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
+    narrow = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } },
+  { max_m = 16,  tile = "16x32x64",   warps = "1x8", stages = 4, split = 1, pipe = "decode" },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto" },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
@@ -54,9 +60,14 @@ local function choose_split(b, bm, bn, bk, N, K, sms)
 end
 
 local function gemm_key(scheme, group, b, N, K, arch, sms)
+  if b.narrow and N <= b.narrow.max_n then
+    local n = b.narrow
+    b = { max_m = b.max_m, tile = n.tile, warps = n.warps, stages = n.stages, split = n.split, pipe = n.pipe }
+  end
   local bm, bn, bk = fit_tile(b.tile, group, K)
-  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=multistage;arch=%s",
-                       scheme, group, bm, bn, bk, b.warps, b.stages, choose_split(b, bm, bn, bk, N, K, sms), arch)
+  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s",
+                       scheme, group, bm, bn, bk, b.warps, b.stages, choose_split(b, bm, bn, bk, N, K, sms),
+                       b.pipe or "multistage", arch)
 end
 
 -- 512 threads x 4 cached chunks x 8 values: rows up to K = 16384 are read once.

@@ -82,7 +82,9 @@ end
 -- Every kernel kind: its fields (normalizer, default) and template.
 V.KINDS = {
   gemm = {
-    template = "gemm_multistage.cu",
+    -- pipe=multistage: shared-memory ring, tiles for any M; pipe=decode:
+    -- weights streamed into registers, for a few tokens.
+    template = function(f) return f.pipe == "decode" and "gemm_decode.cu" or "gemm_multistage.cu" end,
     fields = {
       scheme = { norm = norm_scheme, default = "w4a8-lqq" },
       g      = { norm = norm_group, default = "128" },
@@ -90,7 +92,8 @@ V.KINDS = {
       warps  = { norm = norm_dims("warps", 2), default = "2x2" },
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
       split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
-      pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage" }), default = "multistage" },
+      pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage", decode = "decode",
+                                              gemv = "decode" }), default = "multistage" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
       arch   = { norm = norm_arch },
     },
@@ -172,14 +175,15 @@ end
 -- runtime needs (kept in the cache entry, so a cache hit needs no Lua).
 function V.generate(text, default_arch)
   local canon, f, spec = V.parse(text, default_arch)
-  local plan = import((spec.template:gsub("%.cu$", ".lua")))
+  local template = type(spec.template) == "function" and spec.template(f) or spec.template
+  local plan = import((template:gsub("%.cu$", ".lua")))
   local facts = plan.check(f, ARCH[f.arch])
   facts.key = canon
   facts.kind = f.kernel
   facts.arch = f.arch
   facts.min_cc = ARCH[f.arch].cc
   facts.exact_cc = ARCH[f.arch].exact and 1 or 0
-  facts.source = render(spec.template, { key = canon, f = f, p = facts, lib = import("lib/cuda.lua") })
+  facts.source = render(template, { key = canon, f = f, p = facts, lib = import("lib/cuda.lua") })
   return facts
 end
 

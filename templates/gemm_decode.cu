@@ -1,0 +1,206 @@
+// qjit variant: {{ key }}
+//
+// W4A8 GEMM for few tokens, {{ f.scheme }}, for {{ f.arch }}: weights stream from global
+// memory straight into registers (no shared-memory ring, no barrier in the
+// main loop) and meet the tokens in mma.sync m16n8k32 INT8 (INT32 accumulators).
+//   Y[m, n] = sx[m] * s0[n] * sum_k Xq[m, k] * W'[n, k]
+// The packed layout (runtime/quant.h) puts the 16 bytes a lane needs for two
+// MMAs of a 16 x 64 block side by side, so each warp's weight load is one
+// fully coalesced 512-byte request.
+// CTA: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x all of K; its {{ p.warps }} warps take
+// 1/{{ p.warps }} of K each, keep {{ p.stages }} K steps of weights in flight, and add their
+// INT32 results in shared memory (exact) before the epilogue.
+{{ lib.prelude }}
+{{ lib.mma_s8 }}
+{{ lib.dequant[f.scheme] }}
+#define BM {{ p.tile_m }}
+#define BN {{ p.tile_n }}
+#define R {{ p.r }}                  /* 16-row weight blocks per CTA */
+#define NT {{ p.nt }}                /* 8-token MMA tiles per CTA */
+#define WARPS {{ p.warps }}
+#define THREADS {{ p.threads }}
+#define U {{ p.stages }}             /* K steps in flight per warp */
+#define GROUP {{ p.group }}          /* 0: one group per row (per channel) */
+
+/* Weights are read once: keep them out of L1, where the activations live. */
+static __device__ __forceinline__ uint4 ldg_stream(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 { %0, %1, %2, %3 }, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+/* Layer constants (group parameters): read-only for the whole call. */
+static __device__ __forceinline__ u32 ldg_const(const u32 *p)
+{
+    u32 v;
+    asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+    return v;
+}
+/* Activations written by the kernel before this one: a coherent load. */
+static __device__ __forceinline__ u32 ldg_act(const signed char *p)
+{
+    u32 v;
+    asm volatile("ld.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const float *__restrict__ s0,
+    const signed char *__restrict__ Xq, const float *__restrict__ sx,
+//% if p.epi == "i32" then
+    int *__restrict__ Y,
+//% else
+    u16 *__restrict__ Y,
+//% end
+    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters)
+{
+    __shared__ int red[BM * BN];          /* the CTA's tile, summed over warps */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int kblocks = K / 64, nblocks = N / 16;
+    const int nb0 = blockIdx.x * R, m_cta = blockIdx.y * BM;
+    /* This warp's K blocks. */
+    const int kb0 = (int)((long long)kblocks * warp / WARPS);
+    const int steps = (int)((long long)kblocks * (warp + 1) / WARPS) - kb0;
+
+    /* Row blocks past N (in the last CTA) read a valid block; their sums
+     * are dropped in the epilogue. */
+    const uint4 *wp[R];
+//% if p.group > 0 then
+    const int groups_per_row = K / GROUP;
+    const u32 *gp[R];
+//% else
+    lqq_params params[R];
+//% end
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int nb = min(nb0 + r, nblocks - 1);
+        wp[r] = qweight + ((size_t)nb * kblocks + kb0) * 32 + lane;
+//% if p.group > 0 then
+        gp[r] = gparams + (size_t)nb * groups_per_row * 8 + (lane >> 2);
+//% else
+        params[r] = lqq_unpack_params(ldg_const(gparams + (size_t)nb * 8 + (lane >> 2)));
+//% end
+    }
+
+    /* The first U steps of weights: they do not depend on the activation
+     * kernel, which may still be running (programmatic dependent launch). */
+    uint4 wq[U][R];
+//% if p.group > 0 then
+    u32 pq[U][R];
+//% end
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+        if (u < steps)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                wq[u][r] = ldg_stream(wp[r] + u * 32);
+//% if p.group > 0 then
+                pq[u][r] = ldg_const(gp[r] + (size_t)((kb0 + u) * 64 / GROUP) * 8);
+//% end
+            }
+
+    for (int i = tid; i < BM * BN; i += THREADS)
+        red[i] = 0;
+//% if p.pdl == 1 then
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+//% end
+
+    /* Lane (t, q) = (lane / 4, lane % 4) gives the MMA's B fragment of token
+     * 8j + t: bytes 16i + 4q .. 16i + 4q + 3 of the 64-byte K block, i = 0..3
+     * (two MMAs of 32). Tokens past M read nothing and count as zero. */
+    const signed char *xp[NT];
+    bool xok[NT];
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+        const int m = m_cta + j * 8 + (lane >> 2);
+        xok[j] = m < M;
+        xp[j] = Xq + (size_t)(xok[j] ? m : 0) * K + (size_t)kb0 * 64 + (lane & 3) * 4;
+    }
+
+    int acc[R][NT][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+            acc[r][j][0] = acc[r][j][1] = acc[r][j][2] = acc[r][j][3] = 0;
+
+    for (int s0 = 0; s0 < steps; s0 += U) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int s = s0 + u;
+            if (s < steps) {
+                u32 b[NT][4];
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        b[j][i] = xok[j] ? ldg_act(xp[j] + (size_t)s * 64 + i * 16) : 0u;
+                u32 a[R][2][4];
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+//% if p.group > 0 then
+                    const lqq_params pr = lqq_unpack_params(pq[u][r]);
+//% else
+                    const lqq_params pr = params[r];
+//% end
+                    lqq_dequant_word(wq[u][r].x, pr, a[r][0][0], a[r][0][1]);
+                    lqq_dequant_word(wq[u][r].y, pr, a[r][0][2], a[r][0][3]);
+                    lqq_dequant_word(wq[u][r].z, pr, a[r][1][0], a[r][1][1]);
+                    lqq_dequant_word(wq[u][r].w, pr, a[r][1][2], a[r][1][3]);
+                }
+                /* Refill this slot with the step U ahead. */
+                if (s + U < steps)
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        wq[u][r] = ldg_stream(wp[r] + (size_t)(s + U) * 32);
+//% if p.group > 0 then
+                        pq[u][r] = ldg_const(gp[r] + (size_t)((kb0 + s + U) * 64 / GROUP) * 8);
+//% end
+                    }
+#pragma unroll
+                for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                    for (int r = 0; r < R; ++r)
+#pragma unroll
+                        for (int j = 0; j < NT; ++j)
+                            mma_s8_16832(acc[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+            }
+        }
+    }
+
+    /* Sum the warps' K slices: integer adds, so the order does not matter.
+     * Accumulator e of tile (r, j) is row 16r + g (+8 for e >= 2) and token
+     * 8j + 2q (+1 for odd e). */
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int nl = r * 16 + (lane >> 2) + (e >> 1) * 8;
+                const int ml = j * 8 + (lane & 3) * 2 + (e & 1);
+                if (WARPS == 1)
+                    red[ml * BN + nl] = acc[r][j][e];
+                else
+                    atomicAdd(&red[ml * BN + nl], acc[r][j][e]);
+            }
+    __syncthreads();
+
+    /* Epilogue: two neighbouring rows per thread. */
+    for (int i = tid * 2; i < BM * BN; i += THREADS * 2) {
+        const int ml = i / BN, nl = i % BN;
+        const int m = m_cta + ml, n = nb0 * 16 + nl;
+        if (m >= M || n >= N)
+            continue;
+//% if p.epi == "i32" then
+        *(int2 *)(Y + (size_t)m * N + n) = make_int2(red[i], red[i + 1]);
+//% else
+        const float scale_m = sx[m];
+        const u32 lo = float_to_half((float)red[i] * (scale_m * s0[n]));
+        const u32 hi = float_to_half((float)red[i + 1] * (scale_m * s0[n + 1]));
+        *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
+//% end
+    }
+}

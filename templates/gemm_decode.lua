@@ -1,0 +1,46 @@
+-- gemm_decode.lua -- the launch plan of gemm_decode.cu (pipe=decode): the
+-- few-token GEMM that streams weights from global memory into registers.
+-- Field meanings in this pipe:
+--   tile=BMxBNx64  BM tokens (8, 16, ..., 64) x BN weight rows (16, 32, 64)
+--                  per CTA; the K step is one 64-wide packed block
+--   warps=1xW      W warps, each taking 1/W of K for all of the CTA's rows
+--   stages=U       K steps each warp keeps in flight (U x BN/16 x 512 bytes)
+--   split=1        a CTA covers all of K (its warps split it), so no
+--                  arrival counters or partials
+local P = {}
+
+local function bad(msg) fail("INVALID_KEY", msg) end
+
+function P.check(f, arch)
+  local bm, bn, bk = f.tile:match("^(%d+)x(%d+)x(%d+)$")
+  bm, bn, bk = tonumber(bm), tonumber(bn), tonumber(bk)
+  local wm, wn = f.warps:match("^(%d+)x(%d+)$")
+  wm, wn = tonumber(wm), tonumber(wn)
+  local stages, g, split = tonumber(f.stages), tonumber(f.g), tonumber(f.split)
+  if bk ~= 64 then bad("pipe=decode: tile K step " .. bk .. " must be 64 (one packed block)") end
+  if bm % 8 ~= 0 or bm > 64 then bad("pipe=decode: tile M " .. bm .. " must be 8, 16, ... 64 tokens") end
+  if bn % 16 ~= 0 or bn > 64 then bad("pipe=decode: tile N " .. bn .. " must be 16, 32, 48 or 64 weight rows") end
+  if wm ~= 1 then bad("pipe=decode: warps=" .. f.warps .. " must be 1xW (W warps split K)") end
+  if wn > 16 then bad("pipe=decode: at most 16 warps per CTA (" .. f.warps .. ")") end
+  if split ~= 1 then bad("pipe=decode: split=" .. split .. " must be 1 (the CTA's warps split K)") end
+  local r, nt = bn // 16, bm // 8
+  -- Registers per thread: U steps of R weight and group words, one step
+  -- of NT x 4 activation words, R x NT x 4 accumulators.
+  local regs = stages * r * 5 + nt * 4 + r * nt * 4 + r * 8
+  if regs > 160 then
+    bad(string.format("pipe=decode: tile %s with %d stages needs ~%d registers per thread for its loads and "
+                      .. "accumulators (max 160)", f.tile, stages, regs))
+  end
+  local out_bytes = (f.epi == "i32") and 4 or 2
+  return {
+    name = "qjit_gemm_decode_" .. f.scheme:gsub("-", "_"),
+    threads = 32 * wn, smem = 0, red_words = bm * bn,
+    tile_m = bm, tile_n = bn, tile_k = 64, warps = wn, stages = stages, r = r, nt = nt,
+    group = g, k_step = 64, n_unit = 16, split = 1, out_bytes = out_bytes, epi = f.epi,
+    -- Programmatic dependent launch (sm_90+): the first U steps of weights
+    -- are requested before waiting for the activation kernel.
+    pdl = (arch.cc >= 90) and 1 or 0,
+  }
+end
+
+return P
