@@ -9,13 +9,16 @@ local D = {}
 -- square-ish tiles to reuse each dequantized weight across many tokens.
 -- A bucket may name `narrow`: the variant used instead when N <= narrow.max_n.
 -- Measured on the H100 (bench/results/2026-11-22-decode-h100): the decode
--- pipe (weights streamed into registers) wins at M = 9..16 on every shape
--- measured and at M <= 8 on layers of N <= 4096; elsewhere at M <= 8 the
--- split-K multistage tile is as fast or faster (57344x8192: 98 vs 108 us).
+-- pipe (weights streamed into registers, one CTA per 16-32 rows and all of
+-- K) wins on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9 vs
+-- 14.1 us), M = 9..16 at N <= 8192 (8192x8192: 25.2 vs 28.8 us) -- while
+-- wider layers stream better through the split-K multistage tiles
+-- (57344x8192 at M = 16: 107 us with 32x128x128 tiles, 123 us decode).
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     narrow = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } },
-  { max_m = 16,  tile = "16x32x64",   warps = "1x8", stages = 4, split = 1, pipe = "decode" },
+  { max_m = 16,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
+    narrow = { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto" },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
