@@ -6,12 +6,12 @@
  * Also: the measured copy bandwidth (the 4-bit floor), the host cost of a
  * cached forward call, and cold-compile / cache-load time per variant. */
 #define _GNU_SOURCE
+#include "bench_args.h"
 #include "blas_peer.h"
 #include "cli.h"
 #include "context.h"
 #include "quant.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +30,7 @@ static const char usage[] =
     "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
     "dispatch table's own choices. Ends with cold-compile and cache-load time per variant.\n";
 
-#define MAX_SHAPES 64
-#define MAX_MS 32
 #define NPEERS 3
-#define MAX_VARIANTS 8
 
 typedef struct point {
     long long N, K, M;
@@ -249,62 +246,6 @@ static void run_peers(bench *b, long long M, long long N, long long K, point *p)
     }
 }
 
-static int parse_list(const char *s, long long *out, int max)
-{
-    int n = 0;
-    for (const char *p = s; p && *p && n < max;) {
-        out[n++] = atoll(p);
-        p = strchr(p, ',');
-        p = p ? p + 1 : NULL;
-    }
-    return n;
-}
-
-static int parse_shapes(const char *s, long long (*shapes)[2], int max)
-{
-    int n = 0;
-    for (const char *p = s; p && *p && n < max;) {
-        long long a = 0, c = 0;
-        if (sscanf(p, "%lldx%lld", &a, &c) == 2 && a > 0 && c > 0) {
-            shapes[n][0] = a;
-            shapes[n][1] = c;
-            n++;
-        }
-        p = strpbrk(p, ",\n");
-        p = p ? p + 1 : NULL;
-    }
-    return n;
-}
-
-static int read_shapes_file(const char *path, long long (*shapes)[2], int max)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[256];
-    int n = 0;
-    while (n < max && fgets(line, sizeof line, f)) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        n += parse_shapes(line, shapes + n, max - n);
-    }
-    fclose(f);
-    return n;
-}
-
-static double geomean(const double *v, int n)
-{
-    double s = 0;
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (v[i] > 0) {
-            s += log(v[i]);
-            k++;
-        }
-    return k ? exp(s / k) : 0;
-}
-
 /* Host cost of one cached forward call: enqueue time of 100 calls, median of 20. */
 static double host_cost_us(bench *b, fwd_ud *f)
 {
@@ -357,7 +298,7 @@ static void run_layer(bench *b, long long N, long long K, int group, const char 
     }
     /* The 4-bit floor: the packed weight bytes over the measured copy
      * bandwidth (bytes read plus written per second). */
-    double floor_us = (double)(bytes - QJIT__WEIGHTS_HEADER_BYTES) / (b->copy_gbs * 1e9) * 1e6;
+    double floor_us = qb_floor_us((double)(bytes - QJIT__WEIGHTS_HEADER_BYTES), b->copy_gbs);
     for (int mi = 0; mi < nms; mi++) {
         long long M = ms[mi];
         point *p = &pts[*npts];
@@ -382,15 +323,12 @@ static void run_layer(bench *b, long long N, long long K, int group, const char 
         } else {
             fwd_ud f = {lin, M, dX, dY};
             p->us = time_calls(b, do_forward, &f);
-            p->tops = 2.0 * (double)M * (double)N * (double)K / (p->us * 1e-6) / 1e12;
+            p->tops = qb_tops((double)M, (double)N, (double)K, p->us);
             p->floor_frac = floor_us / p->us;
             if (first && !variant && M == 1)
                 *host_us = host_cost_us(b, &f);
             run_peers(b, M, N, K, p);
-            double best = 0;
-            for (int k = 0; k < NPEERS; k++)
-                if (p->peer_us[k] > 0 && (best == 0 || p->peer_us[k] < best))
-                    best = p->peer_us[k];
+            double best = qb_best_peer(p->peer_us, NPEERS);
             printf("%6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d%s\n", N, K, M, p->us, p->tops,
                    p->floor_frac, p->peer_us[0], p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0,
                    p->checked, variant ? "  (forced)" : "");
@@ -442,64 +380,26 @@ static void compile_times(bench *b, const point *pts, int npts, const char *arch
 
 int cmd_bench(int argc, char **argv)
 {
-    static long long defaults[8][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
-                                       {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-    long long shapes[MAX_SHAPES][2], ms[MAX_MS] = {1, 4, 16, 32, 64, 128, 256, 512, 1024, 4096};
-    int nshapes = 8, nms = 10, group = 128, peers = 1, nvariants = 0;
-    const char *variants[MAX_VARIANTS];
-    const char *csv_path = NULL, *json_path = NULL;
-    bench b;
-    memset(&b, 0, sizeof b);
-    b.reps = 50;
-    b.seed = 12345;
-    memcpy(shapes, defaults, sizeof defaults);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--shapes") && v) {
-            nshapes = parse_shapes(v, shapes, MAX_SHAPES), i++;
-        } else if (!strcmp(a, "--shapes-file") && v) {
-            nshapes = read_shapes_file(v, shapes, MAX_SHAPES), i++;
-            if (nshapes < 0) {
-                fprintf(stderr, "qjit bench: cannot read %s\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--m") && v) {
-            nms = parse_list(v, ms, MAX_MS), i++;
-        } else if (!strcmp(a, "--variant") && v) {
-            if (nvariants == MAX_VARIANTS) {
-                fprintf(stderr, "qjit bench: at most %d --variant options\n", MAX_VARIANTS);
-                return 2;
-            }
-            variants[nvariants++] = v, i++;
-        } else if (!strcmp(a, "--group") && v) {
-            group = atoi(v), i++;
-        } else if (!strcmp(a, "--reps") && v) {
-            b.reps = atoi(v), i++;
-        } else if (!strcmp(a, "--seed") && v) {
-            b.seed = strtoull(v, NULL, 0), i++;
-        } else if (!strcmp(a, "--csv") && v) {
-            csv_path = v, i++;
-        } else if (!strcmp(a, "--json") && v) {
-            json_path = v, i++;
-        } else if (!strcmp(a, "--no-peers")) {
-            peers = 0;
-        } else {
-            fprintf(stderr, "qjit bench: unknown option '%s'\n%s", a, usage);
-            return 2;
-        }
-    }
-    if (nshapes <= 0 || nms <= 0 || b.reps < 5) {
-        fprintf(stderr, "qjit bench: need at least one shape, one M and --reps >= 5\n");
+    /* Every option is checked before the GPU is touched: a typo costs
+     * nothing and runs nothing. */
+    qb_bench_args args;
+    char perr[1024];
+    if (qb_parse_bench_args(argc, argv, &args, perr, sizeof perr)) {
+        fprintf(stderr, "qjit bench: %s\n%s", perr, usage);
         return 2;
     }
-    for (int i = 0; i < nms; i++)
-        if (ms[i] <= 0) {
-            fprintf(stderr, "qjit bench: M values must be positive\n");
-            return 2;
-        }
+    if (args.help) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    long long (*shapes)[2] = args.shapes, *ms = args.ms;
+    int nshapes = args.nshapes, nms = args.nms, group = args.group, nvariants = args.nvariants;
+    const char *const *variants = args.variants;
+    const char *csv_path = args.csv_path, *json_path = args.json_path;
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.reps = args.reps;
+    b.seed = args.seed;
     b.ctx = cli_context(NULL, NULL);
     if (!b.ctx)
         return 1;
@@ -510,7 +410,7 @@ int cmd_bench(int argc, char **argv)
     b.d = &b.ctx->driver;
     qjit__driver_bind(b.ctx, b.d);
     char err[256] = "";
-    if (peers && qb_blas_open(&b.blas, err, sizeof err)) {
+    if (args.peers && qb_blas_open(&b.blas, err, sizeof err)) {
         fprintf(stderr, "qjit bench: cuBLASLt peers unavailable: %s\n", err);
         b.blas = NULL;
     }
@@ -538,18 +438,18 @@ int cmd_bench(int argc, char **argv)
     double *sp = calloc((size_t)npts + 1, sizeof *sp);
     double minsp = 0;
     for (int i = 0; i < npts; i++) {
-        double best = 0;
-        for (int k = 0; k < NPEERS; k++)
-            if (pts[i].peer_us[k] > 0 && (best == 0 || pts[i].peer_us[k] < best))
-                best = pts[i].peer_us[k];
+        double best = qb_best_peer(pts[i].peer_us, NPEERS);
         sp[i] = best > 0 && !pts[i].forced ? best / pts[i].us : 0;
         if (sp[i] > 0 && (minsp == 0 || sp[i] < minsp))
             minsp = sp[i];
     }
     printf("\nsummary: geomean speedup over the best cuBLAS path %.2fx (min %.2fx) over %d points\n",
-           geomean(sp, npts), minsp, npts);
-    for (int mi = 0; mi < nms; mi++) {
-        double v[MAX_SHAPES], fl[MAX_SHAPES], f8[MAX_SHAPES];
+           qb_geomean(sp, npts), minsp, npts);
+    /* Sized by the points, not the shapes: an M listed twice in --m gathers
+     * twice the shapes' points. */
+    double *v = calloc((size_t)npts + 1, sizeof *v), *fl = calloc((size_t)npts + 1, sizeof *fl);
+    double *f8 = calloc((size_t)npts + 1, sizeof *f8);
+    for (int mi = 0; mi < nms && v && fl && f8; mi++) {
         int n = 0;
         for (int i = 0; i < npts; i++)
             if (pts[i].M == ms[mi] && !pts[i].forced) {
@@ -560,8 +460,11 @@ int cmd_bench(int argc, char **argv)
             }
         if (n)
             printf("  M=%-5lld geomean: %.2fx best cuBLAS, %.2fx cuBLAS FP8, %.2f of the 4-bit floor\n", ms[mi],
-                   geomean(v, n), geomean(f8, n), geomean(fl, n));
+                   qb_geomean(v, n), qb_geomean(f8, n), qb_geomean(fl, n));
     }
+    free(v);
+    free(fl);
+    free(f8);
     if (host_us > 0)
         printf("host cost of a cached forward call (M=1, first shape): %.2f us\n", host_us);
     else
@@ -587,7 +490,7 @@ int cmd_bench(int argc, char **argv)
         if (f) {
             fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"reps\": %d, \"host_cost_us\": %.3f,\n"
                        " \"geomean_speedup_best\": %.3f, \"min_speedup_best\": %.3f, \"points\": [\n",
-                    b.d->name, arch, b.copy_gbs, b.reps, host_us, geomean(sp, npts), minsp);
+                    b.d->name, arch, b.copy_gbs, b.reps, host_us, qb_geomean(sp, npts), minsp);
             for (int i = 0; i < npts; i++)
                 fprintf(f, "  {\"N\": %lld, \"K\": %lld, \"M\": %lld, \"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, "
                            "\"cublas_bf16_us\": %.3f, \"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, "

@@ -1,0 +1,461 @@
+/* test_bench.c -- the GPU-free half of `qjit bench` (cli/bench_args.c): the
+ * defaults, every option, every class of bad input (refused with a message
+ * naming the option and the text, the output left as it was), shapes files,
+ * and the arithmetic behind the printed results. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "bench_args.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* argv for qb_parse_bench_args: the command name, then the options. */
+#define ARGV(...) ((char *[]){"bench", __VA_ARGS__})
+#define ARGC(...) ((int)(sizeof ARGV(__VA_ARGS__) / sizeof(char *)))
+#define PARSE_OK(out, ...) parse_ok(out, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+/* Expects a refusal whose message contains both needles (NULL: no check). */
+#define PARSE_BAD(n1, n2, ...) parse_bad(n1, n2, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+static const char *joined(int argc, char **argv)
+{
+    static char s[2048];
+    s[0] = '\0';
+    for (int i = 1; i < argc; i++)
+        snprintf(s + strlen(s), sizeof s - strlen(s), "%s'%s'", i > 1 ? " " : "", argv[i]);
+    return s;
+}
+
+static void parse_ok(qb_bench_args *out, int argc, char **argv)
+{
+    char err[1024] = "";
+    memset(out, 0x5A, sizeof *out);
+    int rc = qb_parse_bench_args(argc, argv, out, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s refused: %s", joined(argc, argv), err);
+}
+
+static void parse_bad(const char *n1, const char *n2, int argc, char **argv)
+{
+    char err[1024] = "";
+    qb_bench_args out, before;
+    memset(&out, 0x5A, sizeof out);
+    before = out;
+    int rc = qb_parse_bench_args(argc, argv, &out, err, sizeof err);
+    ck_assert_msg(rc == -1, "%s accepted (rc %d)", joined(argc, argv), rc);
+    ck_assert_msg(err[0] != '\0', "%s: no message", joined(argc, argv));
+    ck_assert_msg(!n1 || strstr(err, n1), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n1);
+    ck_assert_msg(!n2 || strstr(err, n2), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n2);
+    ck_assert_msg(!memcmp(&out, &before, sizeof out), "%s: output changed on failure", joined(argc, argv));
+}
+
+static char *write_file(const char *dir, const char *name, const char *text)
+{
+    char *path = NULL;
+    ck_assert_int_ge(asprintf(&path, "%s/%s", dir, name), 0);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+START_TEST(defaults)
+{
+    static const long long shapes[8][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+                                           {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
+    static const long long ms[10] = {1, 4, 16, 32, 64, 128, 256, 512, 1024, 4096};
+    char *argv[] = {"bench"};
+    qb_bench_args a;
+    parse_ok(&a, 1, argv);
+    ck_assert_int_eq(a.nshapes, 8);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(a.shapes[i][0], shapes[i][0]);
+        ck_assert_int_eq(a.shapes[i][1], shapes[i][1]);
+    }
+    ck_assert_int_eq(a.nms, 10);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(a.ms[i], ms[i]);
+    ck_assert_int_eq(a.group, 128);
+    ck_assert_int_eq(a.reps, 50);
+    ck_assert_uint_eq(a.seed, 12345);
+    ck_assert_int_eq(a.nvariants, 0);
+    ck_assert_ptr_null(a.csv_path);
+    ck_assert_ptr_null(a.json_path);
+    ck_assert_int_eq(a.peers, 1);
+    ck_assert_int_eq(a.help, 0);
+
+    /* The init function gives the same. */
+    qb_bench_args b;
+    memset(&b, 0x5A, sizeof b);
+    qb_bench_args_init(&b);
+    ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
+}
+END_TEST
+
+START_TEST(each_option)
+{
+    qb_bench_args a;
+    PARSE_OK(&a, "--shapes", "4096x11008,8192X1024, 64x64 ");
+    ck_assert_int_eq(a.nshapes, 3);
+    ck_assert_int_eq(a.shapes[0][0], 4096);
+    ck_assert_int_eq(a.shapes[0][1], 11008);
+    ck_assert_int_eq(a.shapes[1][0], 8192);
+    ck_assert_int_eq(a.shapes[1][1], 1024);
+    ck_assert_int_eq(a.shapes[2][0], 64);
+    ck_assert_int_eq(a.shapes[2][1], 64);
+    ck_assert_int_eq(a.nms, 10);                 /* the rest stays default */
+
+    PARSE_OK(&a, "--shapes", "100x200\n300x400");
+    ck_assert_int_eq(a.nshapes, 2);
+    ck_assert_int_eq(a.shapes[1][0], 300);
+    ck_assert_int_eq(a.shapes[1][1], 400);
+
+    PARSE_OK(&a, "--m", "1, 8,2048,8");           /* duplicates are fine */
+    ck_assert_int_eq(a.nms, 4);
+    ck_assert_int_eq(a.ms[0], 1);
+    ck_assert_int_eq(a.ms[1], 8);
+    ck_assert_int_eq(a.ms[2], 2048);
+    ck_assert_int_eq(a.ms[3], 8);
+    ck_assert_int_eq(a.nshapes, 8);
+
+    PARSE_OK(&a, "--group", "64");
+    ck_assert_int_eq(a.group, 64);
+    PARSE_OK(&a, "--group", "0");
+    ck_assert_int_eq(a.group, 0);
+    PARSE_OK(&a, "--reps", "5");
+    ck_assert_int_eq(a.reps, 5);
+    PARSE_OK(&a, "--reps", "1000");
+    ck_assert_int_eq(a.reps, 1000);
+    PARSE_OK(&a, "--seed", "42");
+    ck_assert_uint_eq(a.seed, 42);
+    PARSE_OK(&a, "--seed", "0x10");
+    ck_assert_uint_eq(a.seed, 16);
+    PARSE_OK(&a, "--seed", "18446744073709551615");
+    ck_assert_uint_eq(a.seed, UINT64_MAX);
+    PARSE_OK(&a, "--csv", "out.csv", "--json", "out.json");
+    ck_assert_str_eq(a.csv_path, "out.csv");
+    ck_assert_str_eq(a.json_path, "out.json");
+    PARSE_OK(&a, "--no-peers");
+    ck_assert_int_eq(a.peers, 0);
+
+    char *argv[] = {"bench", "--variant", "key-a", "--m", "16", "--variant", "key-b"};
+    parse_ok(&a, 7, argv);
+    ck_assert_int_eq(a.nvariants, 2);
+    ck_assert_ptr_eq(a.variants[0], argv[2]);    /* pointers into argv */
+    ck_assert_ptr_eq(a.variants[1], argv[6]);
+    ck_assert_int_eq(a.nms, 1);
+
+    /* A later --shapes replaces an earlier one. */
+    PARSE_OK(&a, "--shapes", "16x64", "--shapes", "32x128");
+    ck_assert_int_eq(a.nshapes, 1);
+    ck_assert_int_eq(a.shapes[0][0], 32);
+}
+END_TEST
+
+START_TEST(help)
+{
+    qb_bench_args a;
+    PARSE_OK(&a, "--help");
+    ck_assert_int_eq(a.help, 1);
+    PARSE_OK(&a, "-h");
+    ck_assert_int_eq(a.help, 1);
+    /* Help stops parsing: what follows is not looked at. */
+    PARSE_OK(&a, "--reps", "7", "--help", "--bogus", "--m", "0");
+    ck_assert_int_eq(a.help, 1);
+    ck_assert_int_eq(a.reps, 7);
+    /* What comes before is. */
+    PARSE_BAD("--bogus", NULL, "--bogus", "--help");
+}
+END_TEST
+
+START_TEST(unknown_and_missing)
+{
+    PARSE_BAD("unknown option", "--bogus", "--bogus");
+    PARSE_BAD("unknown option", "--shape", "--shape", "4096x4096");
+    PARSE_BAD("unknown option", "4096x4096", "4096x4096");
+    PARSE_BAD("unknown option", "--m=4", "--m=4");
+    PARSE_BAD("unknown option", "'yes'", "--no-peers", "yes");     /* takes no value */
+    static const char *valued[] = {"--shapes", "--shapes-file", "--m", "--group", "--variant",
+                                   "--reps", "--seed", "--csv", "--json"};
+    for (size_t i = 0; i < sizeof valued / sizeof *valued; i++) {
+        char *argv[] = {"bench", "--reps", "9", (char *)valued[i]};
+        parse_bad(valued[i], "needs a value", 4, argv);
+    }
+    PARSE_BAD("--csv", "empty", "--csv", "");
+    PARSE_BAD("--json", "empty", "--json", "");
+    PARSE_BAD("--variant", "empty", "--variant", "");
+}
+END_TEST
+
+START_TEST(bad_numbers)
+{
+    /* Not a number, or a number with junk after it. */
+    PARSE_BAD("--group", "'abc'", "--group", "abc");
+    PARSE_BAD("--group", "'128k'", "--group", "128k");
+    PARSE_BAD("--group", "''", "--group", "");
+    PARSE_BAD("--group", "'+128'", "--group", "+128");
+    PARSE_BAD("--group", "' 128'", "--group", " 128");
+    PARSE_BAD("--reps", "'abc'", "--reps", "abc");
+    PARSE_BAD("--reps", "'10x'", "--reps", "10x");
+    PARSE_BAD("--reps", "'1e3'", "--reps", "1e3");
+    PARSE_BAD("--seed", "'abc'", "--seed", "abc");
+    PARSE_BAD("--seed", "'12z'", "--seed", "12z");
+    PARSE_BAD("--seed", "'-1'", "--seed", "-1");
+    PARSE_BAD("--seed", "'0x'", "--seed", "0x");
+    PARSE_BAD("--seed", "''", "--seed", "");
+    PARSE_BAD("--m", "'x'", "--m", "1,x");
+    PARSE_BAD("--m", "'4q'", "--m", "4q,8");
+    PARSE_BAD("--m", "'1.5'", "--m", "1.5");
+    /* Out of range. */
+    PARSE_BAD("--m", "99999999999999999999", "--m", "99999999999999999999");
+    PARSE_BAD("--seed", "99999999999999999999999", "--seed", "99999999999999999999999");
+    PARSE_BAD("--reps", "99999999999", "--reps", "99999999999");
+    PARSE_BAD("--group", "3000000000", "--group", "3000000000");
+    /* Below the minimum. */
+    PARSE_BAD("--reps", "'4'", "--reps", "4");
+    PARSE_BAD("--reps", "'-1'", "--reps", "-1");
+    PARSE_BAD("--group", "'-1'", "--group", "-1");
+    PARSE_BAD("--m", "'0'", "--m", "0");
+    PARSE_BAD("--m", "'-4'", "--m", "16,-4");
+    PARSE_BAD("--m", "'0'", "--m", "1,0,4");
+}
+END_TEST
+
+START_TEST(empty_items)
+{
+    PARSE_BAD("--m", "'1,,x'", "--m", "1,,x");
+    PARSE_BAD("--m", "'1,,4'", "--m", "1,,4");
+    PARSE_BAD("--m", "'4,'", "--m", "4,");
+    PARSE_BAD("--m", "','", "--m", ",");
+    PARSE_BAD("--m", "empty", "--m", "");
+    PARSE_BAD("--m", "empty", "--m", "  ");
+    PARSE_BAD("--shapes", "'4096x4096,,8x8'", "--shapes", "4096x4096,,8x8");
+    PARSE_BAD("--shapes", "'4096x4096,'", "--shapes", "4096x4096,");
+    PARSE_BAD("--shapes", "empty", "--shapes", "");
+}
+END_TEST
+
+START_TEST(bad_shapes)
+{
+    static const char *bad[] = {"4096x", "x4096", "4096", "4096x0", "0x4096", "-4096x4096", "4096x-4096",
+                                "+4096x4096", "4096*4096", "4096x4096x2", "abc", "4096 x 4096", "4096x4096q",
+                                "4096xx4096", "0x10x64", "4096.5x64"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char list[128], quoted[64];
+        snprintf(list, sizeof list, "64x64,%s", bad[i]);
+        snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+        char *argv[] = {"bench", "--shapes", list};
+        parse_bad("--shapes", quoted, 3, argv);
+    }
+    PARSE_BAD("--shapes", "'4096x'", "--shapes", "4096x");
+    PARSE_BAD("--shapes", "'4096x'", "--shapes", "4096x,abc");
+    PARSE_BAD("--shapes", "out of range", "--shapes", "99999999999999999999x64");
+    PARSE_BAD("--shapes", "out of range", "--shapes", "64x99999999999999999999");
+
+    /* Not the parser's business: odd but positive shapes pass. */
+    qb_bench_args a;
+    PARSE_OK(&a, "--shapes", "7x13");
+    ck_assert_int_eq(a.shapes[0][0], 7);
+    ck_assert_int_eq(a.shapes[0][1], 13);
+}
+END_TEST
+
+START_TEST(too_many)
+{
+    char list[4096] = "";
+    for (int i = 0; i < QB_MAX_SHAPES; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%dx64", i ? "," : "", 16 * (i + 1));
+    char *ok[] = {"bench", "--shapes", list};
+    qb_bench_args a;
+    parse_ok(&a, 3, ok);
+    ck_assert_int_eq(a.nshapes, QB_MAX_SHAPES);
+    ck_assert_int_eq(a.shapes[QB_MAX_SHAPES - 1][0], 16 * QB_MAX_SHAPES);
+    strcat(list, ",16x16");
+    char *bad[] = {"bench", "--shapes", list};
+    parse_bad("--shapes", "'16x16'", 3, bad);
+
+    char ms[1024] = "";
+    for (int i = 0; i < QB_MAX_MS; i++)
+        snprintf(ms + strlen(ms), sizeof ms - strlen(ms), "%s%d", i ? "," : "", i + 1);
+    char *mok[] = {"bench", "--m", ms};
+    parse_ok(&a, 3, mok);
+    ck_assert_int_eq(a.nms, QB_MAX_MS);
+    ck_assert_int_eq(a.ms[QB_MAX_MS - 1], QB_MAX_MS);
+    strcat(ms, ",777");
+    char *mbad[] = {"bench", "--m", ms};
+    parse_bad("--m", "'777'", 3, mbad);
+
+    char *vok[2 * QB_MAX_VARIANTS + 3];
+    int n = 0;
+    vok[n++] = "bench";
+    for (int i = 0; i < QB_MAX_VARIANTS; i++) {
+        vok[n++] = "--variant";
+        vok[n++] = "k";
+    }
+    parse_ok(&a, n, vok);
+    ck_assert_int_eq(a.nvariants, QB_MAX_VARIANTS);
+    vok[n++] = "--variant";
+    vok[n++] = "ninth";
+    parse_bad("--variant", "'ninth'", n, vok);
+}
+END_TEST
+
+START_TEST(shapes_file)
+{
+    char *dir = qt_tempdir("bench");
+    char *good = write_file(dir, "good.txt",
+                            "# Llama-ish\n"
+                            "\n"
+                            "4096x4096\n"
+                            "  8192X1024 , 512x256   # two on a line\n"
+                            "\t\r\n"
+                            "   # only a comment\n"
+                            "11008x4096\r\n");
+    long long s[QB_MAX_SHAPES][2];
+    char err[1024] = "";
+    int n = qb_read_shapes_file(good, s, QB_MAX_SHAPES, err, sizeof err);
+    ck_assert_msg(n == 4, "read %d shapes: %s", n, err);
+    ck_assert_int_eq(s[0][0], 4096);
+    ck_assert_int_eq(s[0][1], 4096);
+    ck_assert_int_eq(s[1][0], 8192);
+    ck_assert_int_eq(s[1][1], 1024);
+    ck_assert_int_eq(s[2][0], 512);
+    ck_assert_int_eq(s[2][1], 256);
+    ck_assert_int_eq(s[3][0], 11008);
+    ck_assert_int_eq(s[3][1], 4096);
+
+    /* Through the options: replaces the default shapes. */
+    qb_bench_args a;
+    char *argv[] = {"bench", "--shapes-file", good};
+    parse_ok(&a, 3, argv);
+    ck_assert_int_eq(a.nshapes, 4);
+    ck_assert_int_eq(a.shapes[3][0], 11008);
+
+    /* A bad line: the file, the line number and the text. */
+    char *bad = write_file(dir, "bad.txt", "# header\n4096x4096\n\n4096x\n8192x8192\n");
+    err[0] = '\0';
+    ck_assert_int_eq(qb_read_shapes_file(bad, s, QB_MAX_SHAPES, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, bad) && strstr(err, ":4:") && strstr(err, "'4096x'"), "message: %s", err);
+    char *argv_bad[] = {"bench", "--shapes-file", bad};
+    parse_bad("--shapes-file", ":4:", 3, argv_bad);
+
+    char *empty_item = write_file(dir, "empty-item.txt", "64x64\n64x64,,128x128\n");
+    char *argv_ei[] = {"bench", "--shapes-file", empty_item};
+    parse_bad(":2:", "empty", 3, argv_ei);
+
+    /* No shapes at all is not a benchmark. */
+    char *none = write_file(dir, "none.txt", "# nothing\n\n");
+    char *argv_none[] = {"bench", "--shapes-file", none};
+    parse_bad(none, "no shapes", 3, argv_none);
+
+    /* Too many: the line where it overflowed. */
+    char big[8192] = "";
+    for (int i = 0; i <= QB_MAX_SHAPES; i++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), "%dx64\n", 16 * (i + 1));
+    char *many = write_file(dir, "many.txt", big);
+    char line[32];
+    snprintf(line, sizeof line, ":%d:", QB_MAX_SHAPES + 1);
+    char *argv_many[] = {"bench", "--shapes-file", many};
+    parse_bad(line, "more than", 3, argv_many);
+
+    /* Missing, and unreadable as a file. */
+    char *missing = NULL;
+    ck_assert_int_ge(asprintf(&missing, "%s/no-such-file.txt", dir), 0);
+    char *argv_missing[] = {"bench", "--shapes-file", missing};
+    parse_bad("--shapes-file", missing, 3, argv_missing);
+    char *argv_dir[] = {"bench", "--shapes-file", dir};
+    parse_bad("--shapes-file", dir, 3, argv_dir);
+
+    free(good); free(bad); free(empty_item); free(none); free(many); free(missing);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(list_functions)
+{
+    long long s[4][2], v[4];
+    char err[256] = "";
+    ck_assert_int_eq(qb_parse_shapes("1x2,3X4", s, 4, err, sizeof err), 2);
+    ck_assert_int_eq(s[1][0], 3);
+    ck_assert_int_eq(s[1][1], 4);
+    ck_assert_int_eq(qb_parse_shapes("1x2,3x4,5x6", s, 2, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "more than 2"));
+    ck_assert_int_eq(qb_parse_shapes("1x2,oops", s, 4, NULL, 0), -1);  /* no message buffer: still refused */
+
+    ck_assert_int_eq(qb_parse_ints("-3,0,7", -3, v, 4, err, sizeof err), 3);
+    ck_assert_int_eq(v[0], -3);
+    ck_assert_int_eq(v[2], 7);
+    ck_assert_int_eq(qb_parse_ints("-4", -3, v, 4, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "'-4'"));
+    ck_assert_int_eq(qb_parse_ints("1,2,3,4,5", 1, v, 4, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "'5'"));
+}
+END_TEST
+
+START_TEST(geomean)
+{
+    ck_assert_double_eq_tol(qb_geomean((double[]){2, 8}, 2), 4.0, 1e-12);
+    ck_assert_double_eq_tol(qb_geomean((double[]){2, 0, 8}, 3), 4.0, 1e-12);   /* zeros: did not run */
+    ck_assert_double_eq_tol(qb_geomean((double[]){2, -1, 8}, 3), 4.0, 1e-12);
+    ck_assert_double_eq_tol(qb_geomean((double[]){3}, 1), 3.0, 1e-12);
+    ck_assert_double_eq_tol(qb_geomean((double[]){1, 10, 100}, 3), 10.0, 1e-12);
+    ck_assert_double_eq(qb_geomean(NULL, 0), 0.0);
+    ck_assert_double_eq(qb_geomean((double[]){0, 0}, 2), 0.0);
+}
+END_TEST
+
+START_TEST(best_peer)
+{
+    ck_assert_double_eq(qb_best_peer((double[]){0, 5, 3}, 3), 3.0);
+    ck_assert_double_eq(qb_best_peer((double[]){7, 5, 9}, 3), 5.0);
+    ck_assert_double_eq(qb_best_peer((double[]){-1, 2, 0}, 3), 2.0);
+    ck_assert_double_eq(qb_best_peer((double[]){0, 0, 0}, 3), 0.0);
+    ck_assert_double_eq(qb_best_peer((double[]){4, 1}, 1), 4.0);               /* only n entries */
+    ck_assert_double_eq(qb_best_peer(NULL, 0), 0.0);
+}
+END_TEST
+
+START_TEST(floor_and_tops)
+{
+    /* 8 MiB of weights at 3000 GB/s: 2.796 µs. */
+    ck_assert_double_eq_tol(qb_floor_us(8388608, 3000), 2.796, 1e-3);
+    ck_assert_double_eq_tol(qb_floor_us(3e9, 3000), 1000.0, 1e-9);      /* 1 ms */
+    ck_assert_double_eq(qb_floor_us(8388608, 0), 0.0);
+    ck_assert_double_eq(qb_floor_us(8388608, -5), 0.0);
+
+    /* 2*M*N*K operations per µs, in tera-operations per second. */
+    ck_assert_double_eq_tol(qb_tops(1, 4096, 4096, 10), 3.3554432, 1e-9);
+    ck_assert_double_eq_tol(qb_tops(4096, 4096, 4096, 1000), 137.438953472, 1e-9);
+    ck_assert_double_eq_tol(qb_tops(1, 1000, 1000, 2), 1.0, 1e-12);     /* 2e6 ops in 2 µs */
+    ck_assert_double_eq(qb_tops(16, 4096, 4096, 0), 0.0);
+    ck_assert_double_eq(qb_tops(16, 4096, 4096, -1), 0.0);
+}
+END_TEST
+
+Suite *qjit_test_suite(void)
+{
+    Suite *s = suite_create("bench");
+    TCase *args = tcase_create("args");
+    tcase_add_test(args, defaults);
+    tcase_add_test(args, each_option);
+    tcase_add_test(args, help);
+    tcase_add_test(args, unknown_and_missing);
+    tcase_add_test(args, bad_numbers);
+    tcase_add_test(args, empty_items);
+    tcase_add_test(args, bad_shapes);
+    tcase_add_test(args, too_many);
+    tcase_add_test(args, shapes_file);
+    tcase_add_test(args, list_functions);
+    tcase_set_timeout(args, 30);
+    qt_add(s, args, 0);
+
+    TCase *math = tcase_create("math");
+    tcase_add_test(math, geomean);
+    tcase_add_test(math, best_peer);
+    tcase_add_test(math, floor_and_tops);
+    tcase_set_timeout(math, 30);
+    qt_add(s, math, 0);
+    return s;
+}
