@@ -1,6 +1,7 @@
 /* harness.c -- main() for every suite; see harness.h. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "context.h"
 
 #include <dlfcn.h>
 #include <ftw.h>
@@ -98,6 +99,21 @@ void qt_rmtree(const char *path)
 {
     if (path)
         nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void *qt_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    ck_assert_msg(p != NULL, "malloc(%zu) failed", n);
+    return p;
+}
+
+struct qjit_context *qt_bare_context(void)
+{
+    static struct qjit_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.error_lock, NULL);
+    return &ctx;
 }
 
 int main(void)

@@ -7,6 +7,7 @@
 #define QJIT_TEST_HARNESS_H
 
 #include <check.h>
+#include <stddef.h>
 #include <stdint.h>
 
 Suite *qjit_test_suite(void);
@@ -25,6 +26,13 @@ int qt_has_gpu(void);                    /* cached probe result (child process) 
  * qt_rmtree. */
 char *qt_tempdir(const char *tag);
 void qt_rmtree(const char *path);
+
+/* malloc that fails the test instead of returning NULL (0 bytes: 1). */
+void *qt_xmalloc(size_t n);
+/* A zeroed internal context with only its error lock: enough for the host
+ * quantizer and the CPU reference, which report errors into it. One per
+ * process (each test runs in its own forked child); not to be destroyed. */
+struct qjit_context *qt_bare_context(void);
 
 /* ck_assert records a point (a pipe write) even when it passes, so loops
  * over millions of elements check with REQUIRE, which costs nothing until it

@@ -15,22 +15,6 @@
 #define LQQ QJIT_SCHEME_W4A8_LQQ
 #define PATTERN 0xA5
 
-static struct qjit_context test_ctx;
-
-static qjit_context *make_ctx(void)
-{
-    memset(&test_ctx, 0, sizeof test_ctx);
-    pthread_mutex_init(&test_ctx.error_lock, NULL);
-    return &test_ctx;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    ck_assert_msg(p != NULL, "malloc(%zu) failed", n);
-    return p;
-}
-
 /*------------------------------------------------------------------------
  * Weight generators
  *------------------------------------------------------------------------*/
@@ -96,11 +80,11 @@ static quantized quantize(const float *W, int64_t N, int64_t K, int group)
 {
     quantized q = {.N = N, .K = K, .G = group ? group : (int)K};
     q.groups = (int)(K / q.G);
-    q.Q8 = xmalloc((size_t)(N * K));
-    q.Q4 = xmalloc((size_t)(N * K));
-    q.s = xmalloc((size_t)(N * q.groups));
-    q.a = xmalloc((size_t)(N * q.groups));
-    q.s0 = xmalloc(sizeof(float) * (size_t)N);
+    q.Q8 = qt_xmalloc((size_t)(N * K));
+    q.Q4 = qt_xmalloc((size_t)(N * K));
+    q.s = qt_xmalloc((size_t)(N * q.groups));
+    q.a = qt_xmalloc((size_t)(N * q.groups));
+    q.s0 = qt_xmalloc(sizeof(float) * (size_t)N);
     qjit_status st = qjit__lqq_quantize(NULL, W, N, K, group, q.Q8, q.Q4, q.s, q.a, q.s0);
     ck_assert_msg(st == QJIT_OK, "qjit__lqq_quantize: %s", qjit_status_name(st));
     return q;
@@ -212,7 +196,7 @@ START_TEST(quantize_random_and_adversarial)
     for (size_t si = 0; si < SHAPE_COUNT; si++)
         for (int kind = 0; kind < W_KIND_COUNT; kind++) {
             int64_t N = shapes[si].N, K = shapes[si].K;
-            float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+            float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
             make_weights((weight_kind)kind, &r, N, K, W);
             quantized q = quantize(W, N, K, shapes[si].group);
             char what[128];
@@ -232,7 +216,7 @@ START_TEST(quantize_fp32_extremes)
     qt_rng r = qt_rng_make(2);
     const double scales[] = {1e-39, 1e-41, 3e-44, 1e-45, 1e30, 3e38};
     int64_t N = 16, K = 128;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
         for (int64_t j = 0; j < N * K; j++) {
             double v = qt_normal(&r) * scales[i];
@@ -284,8 +268,8 @@ START_TEST(brute_force_u8_ranges)
      * [lo, hi] (as Q8 = U8 - 128), then a group holding +-119 so s0 = 1 and
      * Q8 = W exactly. One row per pair, 16 pairs per call. */
     int64_t K = 128, N = 16;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
-    uint8_t *Q4 = xmalloc((size_t)(N * K)), s[32], a[32];
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    uint8_t *Q4 = qt_xmalloc((size_t)(N * K)), s[32], a[32];
     int row = 0, los[16], his[16];
     for (int lo = 9; lo <= 247; lo++)
         for (int hi = lo; hi <= 247; hi++) {
@@ -324,7 +308,7 @@ START_TEST(quantize_all_fp16_values)
     for (int i = 0; i < 12; i++) {
         float amax = qjit__half_to_float(maxima[i]);
         int64_t K = 0;
-        float *W = xmalloc(sizeof(float) * 65536);
+        float *W = qt_xmalloc(sizeof(float) * 65536);
         W[K++] = amax;
         for (uint32_t h = 0; h < 65536; h++) {
             float v = qjit__half_to_float((uint16_t)h);
@@ -375,18 +359,18 @@ START_TEST(pack_unpack_round_trip)
         int64_t N = shapes[si].N, K = shapes[si].K;
         int G = shapes[si].group ? shapes[si].group : (int)K, groups = (int)(K / G);
         size_t elems = (size_t)(N * K), params = (size_t)(N * groups);
-        uint8_t *Q4 = xmalloc(elems), *s = xmalloc(params), *a = xmalloc(params);
+        uint8_t *Q4 = qt_xmalloc(elems), *s = qt_xmalloc(params), *a = qt_xmalloc(params);
         for (size_t i = 0; i < elems; i++)
             Q4[i] = (uint8_t)(qt_next(&r) & 15);
         for (size_t i = 0; i < params; i++) {
             s[i] = (uint8_t)qt_next(&r);
             a[i] = (uint8_t)qt_next(&r);
         }
-        uint8_t *qw = xmalloc(elems / 2), *gp = xmalloc(params * 2);
+        uint8_t *qw = qt_xmalloc(elems / 2), *gp = qt_xmalloc(params * 2);
         memset(qw, PATTERN, elems / 2);
         memset(gp, PATTERN, params * 2);
         qjit__lqq_pack(N, K, shapes[si].group, Q4, s, a, qw, gp);
-        uint8_t *Q4b = xmalloc(elems), *sb = xmalloc(params), *ab = xmalloc(params);
+        uint8_t *Q4b = qt_xmalloc(elems), *sb = qt_xmalloc(params), *ab = qt_xmalloc(params);
         qjit__lqq_unpack(N, K, shapes[si].group, qw, gp, Q4b, sb, ab);
         ck_assert_msg(memcmp(Q4, Q4b, elems) == 0, "Q4 round trip, shape %zu", si);
         ck_assert_msg(memcmp(s, sb, params) == 0, "s round trip, shape %zu", si);
@@ -463,17 +447,17 @@ START_TEST(lane_view_dequantization)
     qt_rng r = qt_rng_make(4);
     int64_t N = 48, K = 320;
     int group = 64;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     make_weights(W_NORMAL, &r, N, K, W);
     quantized q = quantize(W, N, K, group);
     size_t bytes;
     ck_assert_int_eq(qjit_packed_size(LQQ, group, N, K, &bytes), QJIT_OK);
-    uint8_t *buf = xmalloc(bytes);
+    uint8_t *buf = qt_xmalloc(bytes);
     ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, group, W, QJIT_DTYPE_F32, N, K, buf, bytes, NULL), QJIT_OK);
     qjit__weights_view v;
     ck_assert_int_eq(qjit__weights_view_init(NULL, buf, bytes, 1, &v), QJIT_OK);
     const uint8_t *qw = v.payload + v.qweight_offset, *gp = v.payload + v.gparams_offset;
-    int8_t *Wq = xmalloc((size_t)(N * K));
+    int8_t *Wq = qt_xmalloc((size_t)(N * K));
     qjit__lqq_dequantize(&v, Wq);
 
     for (int64_t nb = 0; nb < N / 16; nb++)
@@ -534,7 +518,7 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 static uint8_t *pack_weights(const void *W, qjit_dtype dtype, int64_t N, int64_t K, int group, size_t *bytes)
 {
     ck_assert_int_eq(qjit_packed_size(LQQ, group, N, K, bytes), QJIT_OK);
-    uint8_t *buf = xmalloc(*bytes);
+    uint8_t *buf = qt_xmalloc(*bytes);
     size_t written = 0;
     qjit_status st = qjit_quantize_weights(NULL, LQQ, group, W, dtype, N, K, buf, *bytes, &written);
     ck_assert_msg(st == QJIT_OK, "qjit_quantize_weights: %s", qjit_status_name(st));
@@ -548,7 +532,7 @@ START_TEST(buffer_matches_unpacked)
     for (size_t si = 0; si < SHAPE_COUNT; si++) {
         int64_t N = shapes[si].N, K = shapes[si].K;
         int group = shapes[si].group;
-        float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+        float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
         make_weights((weight_kind)(si % W_KIND_COUNT), &r, N, K, W);
         quantized q = quantize(W, N, K, group);
         size_t bytes;
@@ -567,7 +551,7 @@ START_TEST(buffer_matches_unpacked)
         ck_assert(le64(buf + 48) == qjit__hash64(buf + 64, bytes - 64, 0));
         ck_assert(le64(buf + 56) == qjit__hash64(buf, 56, 0));
 
-        uint8_t *Q4 = xmalloc((size_t)(N * K)), *s = xmalloc((size_t)(N * q.groups)), *a = xmalloc((size_t)(N * q.groups));
+        uint8_t *Q4 = qt_xmalloc((size_t)(N * K)), *s = qt_xmalloc((size_t)(N * q.groups)), *a = qt_xmalloc((size_t)(N * q.groups));
         qjit__lqq_unpack(N, K, group, buf + 64, buf + 64 + qweight, Q4, s, a);
         ck_assert_msg(memcmp(Q4, q.Q4, (size_t)(N * K)) == 0, "packed Q4 differs, shape %zu", si);
         ck_assert_msg(memcmp(s, q.s, (size_t)(N * q.groups)) == 0, "packed s differs, shape %zu", si);
@@ -593,7 +577,7 @@ START_TEST(buffer_matches_unpacked)
         ck_assert_uint_eq(v.gparams_offset, qweight);
         ck_assert_uint_eq(v.s0_offset, qweight + gparams);
         ck_assert(v.payload == buf + 64);
-        int8_t *Wq = xmalloc((size_t)(N * K));
+        int8_t *Wq = qt_xmalloc((size_t)(N * K));
         qjit__lqq_dequantize(&v, Wq);
         for (int64_t n = 0; n < N; n++)
             for (int64_t k = 0; k < K; k++) {
@@ -612,8 +596,8 @@ START_TEST(fp16_input_equals_fp32)
     qt_rng r = qt_rng_make(6);
     for (int kind = 0; kind < W_KIND_COUNT; kind++) {
         int64_t N = 32, K = 256;
-        float *W = xmalloc(sizeof(float) * (size_t)(N * K));
-        uint16_t *H = xmalloc(sizeof(uint16_t) * (size_t)(N * K));
+        float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+        uint16_t *H = qt_xmalloc(sizeof(uint16_t) * (size_t)(N * K));
         make_weights((weight_kind)kind, &r, N, K, W);
         for (int64_t i = 0; i < N * K; i++)
             H[i] = qjit__float_to_half(W[i]);
@@ -637,14 +621,14 @@ static int all_pattern(const uint8_t *p, size_t n)
 
 START_TEST(nonfinite_rejected)
 {
-    qjit_context *ctx = make_ctx();
+    qjit_context *ctx = qt_bare_context();
     qt_rng r = qt_rng_make(7);
     int64_t N = 32, K = 128;
     size_t bytes;
     ck_assert_int_eq(qjit_packed_size(LQQ, 64, N, K, &bytes), QJIT_OK);
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
-    uint16_t *H = xmalloc(sizeof(uint16_t) * (size_t)(N * K));
-    uint8_t *out = xmalloc(bytes);
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    uint16_t *H = qt_xmalloc(sizeof(uint16_t) * (size_t)(N * K));
+    uint8_t *out = qt_xmalloc(bytes);
     const float bad32[] = {NAN, -NAN, INFINITY, -INFINITY};
     const uint16_t bad16[] = {0x7E00, 0x7C01, 0xFFFF, 0x7C00, 0xFC00};
     for (int trial = 0; trial < 9; trial++) {
@@ -670,7 +654,7 @@ START_TEST(nonfinite_rejected)
                       where);
         if (trial < 4) {
             /* the unpacked quantizer rejects it too */
-            int8_t *Q8 = xmalloc((size_t)(N * K));
+            int8_t *Q8 = qt_xmalloc((size_t)(N * K));
             memset(Q8, PATTERN, (size_t)(N * K));
             ck_assert_int_eq(qjit__lqq_quantize(ctx, W, N, K, 64, Q8, NULL, NULL, NULL, NULL), QJIT_INVALID_ARGUMENT);
             ck_assert(all_pattern((uint8_t *)Q8, (size_t)(N * K)));
@@ -735,11 +719,11 @@ START_TEST(capacity_too_small)
 {
     qt_rng r = qt_rng_make(8);
     int64_t N = 32, K = 192;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     make_weights(W_NORMAL, &r, N, K, W);
     size_t need;
     ck_assert_int_eq(qjit_packed_size(LQQ, 64, N, K, &need), QJIT_OK);
-    uint8_t *out = xmalloc(need + 100);
+    uint8_t *out = qt_xmalloc(need + 100);
     const size_t caps[] = {0, 1, 63, 64, need / 2, need - 4 * (size_t)N, need - 1};
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         memset(out, PATTERN, need + 100);
@@ -766,14 +750,14 @@ static void reseal_header(uint8_t *buf) { put_le(buf + 56, qjit__hash64(buf, 56,
 
 START_TEST(corruption_detected)
 {
-    qjit_context *ctx = make_ctx();
+    qjit_context *ctx = qt_bare_context();
     qt_rng r = qt_rng_make(9);
     int64_t N = 48, K = 320;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     make_weights(W_NORMAL, &r, N, K, W);
     size_t bytes;
     uint8_t *good = pack_weights(W, QJIT_DTYPE_F32, N, K, 64, &bytes);
-    uint8_t *buf = xmalloc(bytes + 16);
+    uint8_t *buf = qt_xmalloc(bytes + 16);
 
     /* One flipped byte, anywhere: every header byte, the edges of each
      * payload section, and random positions. */

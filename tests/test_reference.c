@@ -13,22 +13,6 @@
 
 #define LQQ QJIT_SCHEME_W4A8_LQQ
 
-static struct qjit_context test_ctx;
-
-static qjit_context *make_ctx(void)
-{
-    memset(&test_ctx, 0, sizeof test_ctx);
-    pthread_mutex_init(&test_ctx.error_lock, NULL);
-    return &test_ctx;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    ck_assert_msg(p != NULL, "malloc(%zu) failed", n);
-    return p;
-}
-
 static uint32_t bits_of(float f)
 {
     uint32_t u;
@@ -197,9 +181,9 @@ START_TEST(activations_quantize)
     static const int64_t shapes[][2] = {{1, 64}, {7, 192}, {33, 320}, {20, 4096}, {5, 1}, {3, 100}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         int64_t M = shapes[si][0], K = shapes[si][1];
-        uint16_t *X = xmalloc(sizeof(uint16_t) * (size_t)(M * K));
-        int8_t *Xq = xmalloc((size_t)(M * K));
-        float *sx = xmalloc(sizeof(float) * (size_t)M);
+        uint16_t *X = qt_xmalloc(sizeof(uint16_t) * (size_t)(M * K));
+        int8_t *Xq = qt_xmalloc((size_t)(M * K));
+        float *sx = qt_xmalloc(sizeof(float) * (size_t)M);
         make_activations(&r, M, K, X);
         memset(Xq, 0x7F, (size_t)(M * K));
         for (int64_t m = 0; m < M; m++)
@@ -248,8 +232,8 @@ START_TEST(activations_all_fp16_values)
 {
     qt_rng r = qt_rng_make(17);
     uint16_t maxima[12] = {0x3C00, 0x7BFF, 0x0001, 0x03FF, 0x57F0, 0x2E66};
-    uint16_t *X = xmalloc(sizeof(uint16_t) * 65536);
-    int8_t *Xq = xmalloc(65536);
+    uint16_t *X = qt_xmalloc(sizeof(uint16_t) * 65536);
+    int8_t *Xq = qt_xmalloc(65536);
     for (int i = 6; i < 12; i++)
         maxima[i] = (uint16_t)(0x0400 + qt_next(&r) % (0x7BFF - 0x0400));
     for (int i = 0; i < 12; i++) {
@@ -296,7 +280,7 @@ END_TEST
 
 START_TEST(activations_bad_input)
 {
-    qjit_context *ctx = make_ctx();
+    qjit_context *ctx = qt_bare_context();
     int64_t M = 4, K = 64;
     uint16_t X[4 * 64];
     int8_t Xq[4 * 64];
@@ -345,7 +329,7 @@ typedef struct layer {
 static layer make_layer(qt_rng *r, int64_t N, int64_t K, int group)
 {
     layer L = {.N = N, .K = K, .group = group};
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     for (int64_t n = 0; n < N; n++) {
         double sigma = exp(qt_uniform(r) * 6 - 3);
         for (int64_t k = 0; k < K; k++)
@@ -354,7 +338,7 @@ static layer make_layer(qt_rng *r, int64_t N, int64_t K, int group)
             W[n * K + (int64_t)(qt_next(r) % (uint64_t)K)] = (float)(40 * sigma);   /* an outlier */
     }
     ck_assert_int_eq(qjit_packed_size(LQQ, group, N, K, &L.bytes), QJIT_OK);
-    L.packed = xmalloc(L.bytes);
+    L.packed = qt_xmalloc(L.bytes);
     ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, group, W, QJIT_DTYPE_F32, N, K, L.packed, L.bytes, NULL),
                      QJIT_OK);
     free(W);
@@ -363,15 +347,15 @@ static layer make_layer(qt_rng *r, int64_t N, int64_t K, int group)
      * dequantizer the reference uses. */
     int G = group ? group : (int)K, groups = (int)(K / G);
     size_t qweight = (size_t)(N * K / 2), gparams = (size_t)(N / 16 * groups * 32);
-    uint8_t *Q4 = xmalloc((size_t)(N * K)), *s = xmalloc((size_t)(N * groups)), *a = xmalloc((size_t)(N * groups));
+    uint8_t *Q4 = qt_xmalloc((size_t)(N * K)), *s = qt_xmalloc((size_t)(N * groups)), *a = qt_xmalloc((size_t)(N * groups));
     qjit__lqq_unpack(N, K, group, L.packed + 64, L.packed + 64 + qweight, Q4, s, a);
-    L.Wd = xmalloc((size_t)(N * K));
+    L.Wd = qt_xmalloc((size_t)(N * K));
     for (int64_t n = 0; n < N; n++)
         for (int64_t k = 0; k < K; k++) {
             int gi = (int)(n * groups + k / G);
             L.Wd[n * K + k] = (int8_t)(uint8_t)(((Q4[n * K + k] * s[gi] + a[gi]) & 0xFF) ^ 0x80);
         }
-    L.s0 = xmalloc(sizeof(float) * (size_t)N);
+    L.s0 = qt_xmalloc(sizeof(float) * (size_t)N);
     memcpy(L.s0, L.packed + 64 + qweight + gparams, sizeof(float) * (size_t)N);   /* little-endian host */
     free(Q4); free(s); free(a);
     return L;
@@ -400,8 +384,8 @@ static void make_xq(qt_rng *r, int64_t M, int64_t K, int8_t *Xq, float *sx)
 static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t *Xq, const float *sx)
 {
     int64_t N = L->N, K = L->K;
-    int32_t *acc = xmalloc(sizeof(int32_t) * (size_t)(M * N));
-    float *Y = xmalloc(sizeof(float) * (size_t)(M * N));
+    int32_t *acc = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
+    float *Y = qt_xmalloc(sizeof(float) * (size_t)(M * N));
     memset(acc, 0xEE, sizeof(int32_t) * (size_t)(M * N));
     for (int64_t i = 0; i < M * N; i++)
         Y[i] = NAN;
@@ -428,8 +412,8 @@ static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t
     ck_assert_msg(ymax > 0, "%s: all outputs zero, the test proves nothing", what);
 
     /* The outputs one at a time match the outputs asked for separately. */
-    int32_t *acc2 = xmalloc(sizeof(int32_t) * (size_t)(M * N));
-    float *Y2 = xmalloc(sizeof(float) * (size_t)(M * N));
+    int32_t *acc2 = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
+    float *Y2 = qt_xmalloc(sizeof(float) * (size_t)(M * N));
     ck_assert_int_eq(qjit_reference_gemm(NULL, L->packed, L->bytes, M, Xq, sx, acc2, NULL), QJIT_OK);
     ck_assert_int_eq(qjit_reference_gemm(NULL, L->packed, L->bytes, M, Xq, sx, NULL, Y2), QJIT_OK);
     ck_assert_msg(memcmp(acc, acc2, sizeof(int32_t) * (size_t)(M * N)) == 0, "%s: acc-only run differs", what);
@@ -456,8 +440,8 @@ START_TEST(gemm_matches_naive)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         int64_t M = shapes[i].M, K = shapes[i].K;
         layer L = make_layer(&r, shapes[i].N, K, shapes[i].group);
-        int8_t *Xq = xmalloc((size_t)(M * K));
-        float *sx = xmalloc(sizeof(float) * (size_t)M);
+        int8_t *Xq = qt_xmalloc((size_t)(M * K));
+        float *sx = qt_xmalloc(sizeof(float) * (size_t)M);
         make_xq(&r, M, K, Xq, sx);
         char what[96];
         snprintf(what, sizeof what, "M=%lld N=%lld K=%lld g=%d", (long long)M, (long long)L.N, (long long)K, L.group);
@@ -472,21 +456,21 @@ END_TEST
 START_TEST(gemm_extreme_accumulators)
 {
     int64_t M = 6, N = 32, K = 64 * 65;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     for (int64_t n = 0; n < N; n++)
         for (int64_t k = 0; k < K; k++)
             W[n * K + k] = n % 2 ? -1.0f : (k % 64 == 0 ? 0.9f : 1.0f);
     layer L = {.N = N, .K = K, .group = 64};
     ck_assert_int_eq(qjit_packed_size(LQQ, 64, N, K, &L.bytes), QJIT_OK);
-    L.packed = xmalloc(L.bytes);
+    L.packed = qt_xmalloc(L.bytes);
     ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, 64, W, QJIT_DTYPE_F32, N, K, L.packed, L.bytes, NULL), QJIT_OK);
     qjit__weights_view v;
     ck_assert_int_eq(qjit__weights_view_init(NULL, L.packed, L.bytes, 1, &v), QJIT_OK);
-    L.Wd = xmalloc((size_t)(N * K));
+    L.Wd = qt_xmalloc((size_t)(N * K));
     qjit__lqq_dequantize(&v, L.Wd);
-    L.s0 = xmalloc(sizeof(float) * (size_t)N);
+    L.s0 = qt_xmalloc(sizeof(float) * (size_t)N);
     memcpy(L.s0, v.payload + v.s0_offset, sizeof(float) * (size_t)N);
-    int8_t *Xq = xmalloc((size_t)(M * K));
+    int8_t *Xq = qt_xmalloc((size_t)(M * K));
     float sx[6] = {1, 2, 0.5f, 1e-3f, 3, 7};
     for (int64_t m = 0; m < M; m++)
         for (int64_t k = 0; k < K; k++)
@@ -502,18 +486,18 @@ START_TEST(gemm_end_to_end_accuracy)
 {
     qt_rng r = qt_rng_make(15);
     int64_t M = 8, N = 64, K = 512;
-    float *W = xmalloc(sizeof(float) * (size_t)(N * K));
-    uint16_t *X = xmalloc(sizeof(uint16_t) * (size_t)(M * K));
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    uint16_t *X = qt_xmalloc(sizeof(uint16_t) * (size_t)(M * K));
     for (int64_t i = 0; i < N * K; i++)
         W[i] = (float)qt_normal(&r) * 0.02f;
     for (int64_t i = 0; i < M * K; i++)
         X[i] = qjit__float_to_half((float)qt_normal(&r));
     size_t bytes;
     ck_assert_int_eq(qjit_packed_size(LQQ, 128, N, K, &bytes), QJIT_OK);
-    uint8_t *packed = xmalloc(bytes);
+    uint8_t *packed = qt_xmalloc(bytes);
     ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, 128, W, QJIT_DTYPE_F32, N, K, packed, bytes, NULL), QJIT_OK);
-    int8_t *Xq = xmalloc((size_t)(M * K));
-    float sx[8], *Y = xmalloc(sizeof(float) * (size_t)(M * N));
+    int8_t *Xq = qt_xmalloc((size_t)(M * K));
+    float sx[8], *Y = qt_xmalloc(sizeof(float) * (size_t)(M * N));
     ck_assert_int_eq(qjit_reference_quantize_activations(NULL, M, K, X, Xq, sx), QJIT_OK);
     ck_assert_int_eq(qjit_reference_gemm(NULL, packed, bytes, M, Xq, sx, NULL, Y), QJIT_OK);
     double num = 0, den = 0;
@@ -537,7 +521,7 @@ END_TEST
 
 START_TEST(gemm_bad_arguments)
 {
-    qjit_context *ctx = make_ctx();
+    qjit_context *ctx = qt_bare_context();
     qt_rng r = qt_rng_make(16);
     layer L = make_layer(&r, 32, 128, 64);
     int8_t Xq[2 * 128];
