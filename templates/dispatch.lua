@@ -38,9 +38,9 @@ local function fit_tile(tile, group, K)
   return tonumber(bm), tonumber(bn), bk
 end
 
-local function choose_split(b, bm, bn, bk, N, K, sms)
-  if b.split ~= "auto" then return b.split end
-  local m = (b.max_m > 0) and b.max_m or bm
+local function choose_split(want, max_m, bm, bn, bk, N, K, sms)
+  if want ~= "auto" then return want end
+  local m = (max_m > 0) and max_m or bm
   local ctas = math.ceil(N / bn) * math.ceil(m / bm)
   local split, ktiles = 1, K // bk
   -- INT32 partials (split x BM x BN x 4 bytes per tile) must not outweigh
@@ -63,14 +63,11 @@ local function choose_split(b, bm, bn, bk, N, K, sms)
 end
 
 local function gemm_key(scheme, group, b, N, K, arch, sms)
-  if b.narrow and N <= b.narrow.max_n then
-    local n = b.narrow
-    b = { max_m = b.max_m, tile = n.tile, warps = n.warps, stages = n.stages, split = n.split, pipe = n.pipe }
-  end
-  local bm, bn, bk = fit_tile(b.tile, group, K)
+  local v = (b.narrow and N <= b.narrow.max_n) and b.narrow or b
+  local bm, bn, bk = fit_tile(v.tile, group, K)
   return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s",
-                       scheme, group, bm, bn, bk, b.warps, b.stages, choose_split(b, bm, bn, bk, N, K, sms),
-                       b.pipe or "multistage", arch)
+                       scheme, group, bm, bn, bk, v.warps, v.stages,
+                       choose_split(v.split, b.max_m, bm, bn, bk, N, K, sms), v.pipe or "multistage", arch)
 end
 
 -- 512 threads x 4 cached chunks x 8 values: rows up to K = 16384 are read once.

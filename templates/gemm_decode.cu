@@ -46,14 +46,7 @@ static __device__ __forceinline__ u32 ldg_act(const signed char *p)
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
-    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const float *__restrict__ s0,
-    const signed char *__restrict__ Xq, const float *__restrict__ sx,
-//% if p.epi == "i32" then
-    int *__restrict__ Y,
-//% else
-    u16 *__restrict__ Y,
-//% end
-    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters)
+    {{ gemm.params(p) }})
 {
     __shared__ int red[BM * BN];          /* the CTA's tile, summed over warps */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;

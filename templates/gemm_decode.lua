@@ -12,11 +12,9 @@ local P = {}
 local function bad(msg) fail("INVALID_KEY", msg) end
 
 function P.check(f, arch)
-  local bm, bn, bk = f.tile:match("^(%d+)x(%d+)x(%d+)$")
-  bm, bn, bk = tonumber(bm), tonumber(bn), tonumber(bk)
-  local wm, wn = f.warps:match("^(%d+)x(%d+)$")
-  wm, wn = tonumber(wm), tonumber(wn)
-  local stages, g, split = tonumber(f.stages), tonumber(f.g), tonumber(f.split)
+  local d = import("lib/gemm.lua").dims(f)
+  local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
+  local stages, g, split = d.stages, d.g, d.split
   if bk ~= 64 then bad("pipe=decode: tile K step " .. bk .. " must be 64 (one packed block)") end
   if bm % 8 ~= 0 or bm > 64 then bad("pipe=decode: tile M " .. bm .. " must be 8, 16, ... 64 tokens") end
   if bn % 16 ~= 0 or bn > 64 then bad("pipe=decode: tile N " .. bn .. " must be 16, 32, 48 or 64 weight rows") end

@@ -95,14 +95,7 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
-    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const float *__restrict__ s0,
-    const signed char *__restrict__ Xq, const float *__restrict__ sx,
-//% if p.epi == "i32" then
-    int *__restrict__ Y,
-//% else
-    u16 *__restrict__ Y,
-//% end
-    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters)
+    {{ gemm.params(p) }})
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const u32 smem_base = smem_addr(smem);

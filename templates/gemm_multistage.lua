@@ -6,11 +6,9 @@ local P = {}
 local function bad(msg) fail("INVALID_KEY", msg) end
 
 function P.check(f, arch)
-  local bm, bn, bk = f.tile:match("^(%d+)x(%d+)x(%d+)$")
-  bm, bn, bk = tonumber(bm), tonumber(bn), tonumber(bk)
-  local wm, wn = f.warps:match("^(%d+)x(%d+)$")
-  wm, wn = tonumber(wm), tonumber(wn)
-  local stages, g, split = tonumber(f.stages), tonumber(f.g), tonumber(f.split)
+  local d = import("lib/gemm.lua").dims(f)
+  local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
+  local stages, g, split = d.stages, d.g, d.split
   if bk ~= 64 and bk ~= 128 then bad("tile K step " .. bk .. " must be 64 or 128") end
   if bm % (8 * wm) ~= 0 then bad("tile M " .. bm .. " must be a multiple of 8 x warps M (" .. wm .. ")") end
   if bn % (16 * wn) ~= 0 then bad("tile N " .. bn .. " must be a multiple of 16 x warps N (" .. wn .. ")") end

@@ -183,7 +183,8 @@ function V.generate(text, default_arch)
   facts.arch = f.arch
   facts.min_cc = ARCH[f.arch].cc
   facts.exact_cc = ARCH[f.arch].exact and 1 or 0
-  facts.source = render(template, { key = canon, f = f, p = facts, lib = import("lib/cuda.lua") })
+  facts.source = render(template, { key = canon, f = f, p = facts, lib = import("lib/cuda.lua"),
+                                    gemm = import("lib/gemm.lua") })
   return facts
 end
 
