@@ -7,23 +7,35 @@ local D = {}
 -- Buckets: small M streams weights with thin token tiles (tokens are the
 -- MMA's n side, so M = 1..16 wastes no weight traffic); large M uses
 -- square-ish tiles to reuse each dequantized weight across many tokens.
--- A bucket may name `narrow`: the variant used instead when N <= narrow.max_n.
--- Measured on the H100 (bench/results/2026-11-22-decode-h100): the decode
--- pipe (weights streamed into registers, one CTA per 16-32 rows and all of
--- K) wins on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9 vs
--- 14.1 us), M = 9..16 at N <= 8192 (8192x8192: 25.2 vs 28.8 us) -- while
--- wider layers stream better through the split-K multistage tiles
--- (57344x8192 at M = 16: 107 us with 32x128x128 tiles, 123 us decode).
+-- A bucket may list `alts`: variants used instead, the first whose
+-- conditions hold (max_n: N at most this; arch: only for this target;
+-- k_multiple: K a multiple of this).
+-- Measured on the H100:
+--   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
+--   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
+--   vs 14.1 us), M = 9..16 at N <= 8192 (8192x8192: 25.2 vs 28.8 us) --
+--   while wider layers stream better through the split-K multistage tiles.
+--   wgmma pipe (bench/results/2026-11-22-wgmma-h100): warpgroup MMA with
+--   register-A weights wins from M = 65 on (57344x8192 at M = 128: 160 vs
+--   289 us; 8192x28672 at M = 256: 150 vs 261 us), and at M = 33..64 on
+--   layers up to N = 8192 (8192x28672: 72 vs 92 us; 4096x4096: 18.5 vs 21).
+local WGMMA_64 = { arch = "sm_90a", max_n = 8192, k_multiple = 128, pipe = "wgmma", tile = "64x128x128", warps = "1x8",
+                   stages = 4, split = "auto", per_sm = 2 }
+local function wgmma_128(split)
+  return { arch = "sm_90a", k_multiple = 128, pipe = "wgmma", tile = "128x128x128", warps = "1x8", stages = 4, split = split,
+           per_sm = 2 }
+end
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
-    narrow = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } },
+    alts = { { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 16,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
-    narrow = { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } },
+    alts = { { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
-  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto" },
-  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
-  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1 },   -- 0: any larger M
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto", alts = { WGMMA_64 } },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto") } },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto") } },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
+    alts = { wgmma_128(1) } },
 }
 
 D.WAVES = 2          -- split-K aims at this many CTAs per SM
@@ -38,7 +50,8 @@ local function fit_tile(tile, group, K)
   return tonumber(bm), tonumber(bn), bk
 end
 
-local function choose_split(want, max_m, bm, bn, bk, N, K, sms)
+-- per_sm: CTAs of the variant that run at once on one SM (nil: by tile).
+local function choose_split(want, max_m, bm, bn, bk, N, K, sms, per_sm)
   if want ~= "auto" then return want end
   local m = (max_m > 0) and max_m or bm
   local ctas = math.ceil(N / bn) * math.ceil(m / bm)
@@ -52,6 +65,7 @@ local function choose_split(want, max_m, bm, bn, bk, N, K, sms)
   -- runs nearly alone (measured: 12288x4096 at M = 128, 44 us at split 1,
   -- 56 us at split 2).
   local function room(s)
+    if per_sm then return ctas * s <= per_sm * sms end
     if bm >= 128 then return ctas * s * 2 <= sms end
     return ctas * s < D.WAVES * sms
   end
@@ -62,12 +76,24 @@ local function choose_split(want, max_m, bm, bn, bk, N, K, sms)
   return split
 end
 
+-- The bucket's variant for this layer and target: its first alternative
+-- whose conditions hold, else its own fields.
+local function pick(b, N, K, arch)
+  for _, alt in ipairs(b.alts or {}) do
+    if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == arch)
+       and (not alt.k_multiple or K % alt.k_multiple == 0) then
+      return alt
+    end
+  end
+  return b
+end
+
 local function gemm_key(scheme, group, b, N, K, arch, sms)
-  local v = (b.narrow and N <= b.narrow.max_n) and b.narrow or b
+  local v = pick(b, N, K, V.norm_arch(arch))
   local bm, bn, bk = fit_tile(v.tile, group, K)
   return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s",
                        scheme, group, bm, bn, bk, v.warps, v.stages,
-                       choose_split(v.split, b.max_m, bm, bn, bk, N, K, sms), v.pipe or "multistage", arch)
+                       choose_split(v.split, b.max_m, bm, bn, bk, N, K, sms, v.per_sm), v.pipe or "multistage", arch)
 end
 
 -- 512 threads x 4 cached chunks x 8 values: rows up to K = 16384 are read once.

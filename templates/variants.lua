@@ -22,6 +22,8 @@ local function norm_arch(v)
   return "sm_" .. s
 end
 
+V.norm_arch = norm_arch
+
 local SCHEMES = { ["w4a8-lqq"] = true }
 local SCHEME_ALIASES = { lqq = "w4a8-lqq", liquidquant = "w4a8-lqq", ["w4a8_lqq"] = "w4a8-lqq" }
 local PLANNED = { ["w4a8-qoq"] = true, ["w4a8-is"] = true, w8a8 = true, w4a4 = true, w4ax = true }
@@ -82,9 +84,12 @@ end
 -- Every kernel kind: its fields (normalizer, default) and template.
 V.KINDS = {
   gemm = {
-    -- pipe=multistage: shared-memory ring, tiles for any M; pipe=decode:
-    -- weights streamed into registers, for a few tokens.
-    template = function(f) return f.pipe == "decode" and "gemm_decode.cu" or "gemm_multistage.cu" end,
+    -- pipe=multistage: shared-memory ring and mma.sync, tiles for any M;
+    -- pipe=decode: weights streamed into registers, for a few tokens;
+    -- pipe=wgmma: shared-memory ring and warpgroup MMA (sm_90a).
+    template = function(f)
+      return ({ decode = "gemm_decode.cu", wgmma = "gemm_wgmma.cu" })[f.pipe] or "gemm_multistage.cu"
+    end,
     fields = {
       scheme = { norm = norm_scheme, default = "w4a8-lqq" },
       g      = { norm = norm_group, default = "128" },
@@ -93,7 +98,7 @@ V.KINDS = {
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
       split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
       pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage", decode = "decode",
-                                              gemv = "decode" }), default = "multistage" },
+                                              gemv = "decode", wgmma = "wgmma", gmma = "wgmma" }), default = "multistage" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
       arch   = { norm = norm_arch },
     },

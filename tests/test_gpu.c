@@ -223,8 +223,8 @@ START_TEST(concurrent_forward_calls)
 }
 END_TEST
 
-/* A forced variant (odd split-K, another tile) runs at every M, exact; one
- * of another group is refused at create. */
+/* A forced variant (odd split-K, another tile) runs at every M, exact (on
+ * sm_90a also a wgmma one); one of another group is refused at create. */
 START_TEST(forced_variant)
 {
     fixture f;
@@ -245,6 +245,21 @@ START_TEST(forced_variant)
     check_m(&f, 77, 32);
     f.lin = dispatched;
     qjit_linear_destroy(lin);
+    /* On sm_90a, a warpgroup-MMA variant with two warpgroups along the
+     * tokens, two 64-row blocks each, and an odd split. */
+    char arch[16];
+    ck_assert_int_eq(qjit_context_arch(f.ctx, arch, sizeof arch), QJIT_OK);
+    if (!strcmp(arch, "sm_90a")) {
+        lo.variant = "g=128;tile=64x128x128;warps=2x4;stages=5;split=3;pipe=wgmma";
+        st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin);
+        ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(f.ctx));
+        f.lin = lin;
+        check_m(&f, 5, 33);
+        check_m(&f, 77, 34);
+        check_m(&f, 300, 35);
+        f.lin = dispatched;
+        qjit_linear_destroy(lin);
+    }
     lo.variant = "g=64;tile=32x128x128;warps=1x4";
     lin = (qjit_linear *)0x1;
     ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);

@@ -152,6 +152,62 @@ START_TEST(generated_source_starts_with_its_key)
 }
 END_TEST
 
+/* pipe=wgmma: the warpgroup-MMA source on sm_90a; every field combination
+ * it cannot run is refused with the reason. */
+START_TEST(wgmma_variants_are_checked)
+{
+    qjit_context *ctx = make_ctx();
+    char *src = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(qjit_generate(ctx, "pipe=wgmma;tile=128x128x128;warps=1x8;stages=4;split=2", &src, &len),
+                     QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(src, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"));
+    ck_assert_ptr_nonnull(strstr(src, "fence.proxy.async.shared::cta"));
+    ck_assert_ptr_null(strstr(src, "mma.sync"));
+    qjit_free(ctx, src);
+    ck_assert_int_eq(qjit_generate(ctx, "pipe=wgmma;tile=64x128x128;warps=2x4", &src, &len), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(src, "m64n32k32"));
+    qjit_free(ctx, src);
+    static const struct { const char *key, *words; } bad[] = {
+        {"pipe=wgmma;tile=128x128x128;warps=1x8;arch=sm_90", "needs arch=sm_90a"},
+        {"pipe=wgmma;tile=128x128x64;warps=1x8", "must be 128"},
+        {"pipe=wgmma;tile=128x128x128;warps=1x6", "whole warpgroups"},
+        {"pipe=wgmma;tile=128x96x128;warps=1x8", "multiple of 64"},
+        {"pipe=wgmma;tile=40x128x128;warps=1x8", "tokens each"},
+        {"pipe=wgmma;tile=256x256x128;warps=1x8", "accumulator registers"},
+        {"pipe=wgmma;tile=256x128x128;warps=2x8", "registers per thread"},
+        {"pipe=wgmma;tile=256x128x128;warps=2x4;stages=8", "shared memory"},
+        {"pipe=wgmma;tile=128x128x128;warps=1x8;stages=2", "stages"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        src = (char *)0x1;
+        ck_assert_int_eq(qjit_generate(ctx, bad[i].key, &src, &len), QJIT_INVALID_KEY);
+        ck_assert_ptr_null(src);
+        ck_assert_msg(strstr(qjit_last_error(ctx), bad[i].words) != NULL, "key '%s': message '%s' lacks '%s'",
+                      bad[i].key, qjit_last_error(ctx), bad[i].words);
+    }
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* The dispatch table uses the wgmma pipe only where it can run: sm_90a,
+ * and K a multiple of its 128-wide step. */
+START_TEST(dispatch_picks_wgmma_on_sm90a_only)
+{
+    qjit_context *ctx = make_ctx();
+    char *list = NULL;
+    ck_assert_int_eq(qjit_default_variants(ctx, "sm_90a", &list), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(list, "pipe=wgmma"));
+    ck_assert_ptr_nonnull(strstr(list, "pipe=decode"));
+    qjit_free(ctx, list);
+    ck_assert_int_eq(qjit_default_variants(ctx, "sm_90", &list), QJIT_OK);
+    ck_assert_ptr_null(strstr(list, "pipe=wgmma"));
+    ck_assert_ptr_nonnull(strstr(list, "pipe=multistage"));
+    qjit_free(ctx, list);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("key");
@@ -160,6 +216,8 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, every_field_changes_the_key);
     tcase_add_test(tc, bad_keys_are_rejected);
     tcase_add_test(tc, generated_source_starts_with_its_key);
+    tcase_add_test(tc, wgmma_variants_are_checked);
+    tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     qt_add(s, tc, 0);
     return s;
 }

@@ -76,6 +76,53 @@ static __device__ __forceinline__ void mma_s8_16832(int (&d)[4], const u32 (&a)[
 }
 ]]
 
+-- Warpgroup MMA (sm_90a): D(64 x nt, INT32) += A(64 x 32, INT8, registers:
+-- the m16n8k32 A fragment per warp, warp w holding rows 16w..16w+15) x
+-- B(32 x nt, INT8, shared memory through a descriptor), plus the fences
+-- the asynchronous MMA needs. D's per-warp layout is that of nt/8
+-- m16n8 accumulator fragments side by side.
+function L.wgmma_s8(nt)
+  local nd = nt // 2
+  local d, outs = {}, {}
+  for i = 0, nd - 1 do
+    d[#d + 1] = "%" .. i
+    outs[#outs + 1] = string.format('"+r"(d[%d])', i)
+  end
+  local lines = {
+    "static __device__ __forceinline__ void wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }",
+    "static __device__ __forceinline__ void wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }",
+    "template <int N> static __device__ __forceinline__ void wgmma_wait()",
+    "{",
+    "    asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\");",
+    "}",
+    "/* Keeps the compiler from moving accesses to an accumulator across the",
+    " * asynchronous MMAs that write it. */",
+    "static __device__ __forceinline__ void reg_fence(int &r) { asm volatile(\"\" : \"+r\"(r) :: \"memory\"); }",
+    "",
+    string.format("static __device__ __forceinline__ void wgmma_s8_m64n%dk32(int (&d)[%d], const u32 (&a)[4], u64 desc)", nt, nd),
+    "{",
+    "    asm volatile(\"{ .reg .pred p;\\n\"",
+    string.format("                 \"setp.ne.b32 p, %%%d, 0;\\n\"", nd + 5),
+    string.format("                 \"wgmma.mma_async.sync.aligned.m64n%dk32.s32.s8.s8 \"", nt),
+  }
+  -- The register list is written "{ %0, ..." (a space after the brace).
+  local per = 16
+  for i = 1, #d, per do
+    local chunk = table.concat(d, ", ", i, math.min(#d, i + per - 1))
+    local open = (i == 1) and "{ " or ""
+    local close = (i + per - 1 >= #d) and " }, " or ", "
+    lines[#lines + 1] = string.format('                 "%s%s%s"', open, chunk, close)
+  end
+  lines[#lines + 1] = string.format('                 "{ %%%d, %%%d, %%%d, %%%d }, %%%d, p;\\n }\\n"',
+                                    nd, nd + 1, nd + 2, nd + 3, nd + 4)
+  local outl = {}
+  for i = 1, #outs, 8 do outl[#outl + 1] = table.concat(outs, ", ", i, math.min(#outs, i + 7)) end
+  lines[#lines + 1] = "                 : " .. table.concat(outl, ",\n                   ")
+  lines[#lines + 1] = '                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(1));'
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n"
+end
+
 -- LiquidQuant dequantization (ALGORITHMS.md section 4): four UINT4 values,
 -- one per byte, become four INT8 weights with one IMAD and one LOP3:
 -- U8' = Q4 * s + a has no carries between bytes (U8' <= 255), and XOR 0x80

@@ -1,0 +1,308 @@
+// qjit variant: {{ key }}
+//
+// W4A8 GEMM, {{ f.scheme }}, warpgroup-MMA pipeline for {{ f.arch }}:
+//   Y[m, n] = sx[m] * s0[n] * sum_k Xq[m, k] * W'[n, k]
+// Weights are the wgmma's A operand: each warp dequantizes its 16 rows x 64 k
+// from shared memory into registers (the m16n8k32 A fragment, which is also
+// the wgmma register layout), so dequantized weights never go back to
+// shared memory. Tokens are the B operand (N = {{ p.nt }}), read by the tensor
+// cores straight from a 128-byte-swizzled shared-memory tile.
+// CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; {{ p.warps_m }} x {{ p.wg_n }} warpgroups
+// (tokens x rows), {{ p.mi }} 64-row block(s) per warpgroup. cp.async ring of {{ p.stages }} stages.
+// Split-K {{ p.split }}: blockIdx.z takes a slice of K; the last CTA of a tile to
+// finish adds the others' INT32 partials (exact) and runs the epilogue.
+{{ lib.prelude }}
+{{ lib.wgmma_s8(p.nt) }}
+{{ lib.dequant[f.scheme] }}
+#define BM {{ p.tile_m }}
+#define BN {{ p.tile_n }}
+#define BK {{ p.tile_k }}
+#define WG_M {{ p.warps_m }}            /* warpgroups along the tokens */
+#define WG_N {{ p.wg_n }}               /* warpgroups along the weight rows */
+#define THREADS {{ p.threads }}
+#define STAGES {{ p.stages }}
+#define GROUP {{ p.group }}             /* 0: one group per row (per channel) */
+#define MI {{ p.mi }}                   /* 64-row wgmma blocks per warpgroup */
+#define NT {{ p.nt }}                   /* tokens per wgmma */
+#define NG {{ p.ng }}                   /* group-parameter entries per 16-row block per stage */
+#define X_STAGE {{ p.x_bytes }}
+#define W_STAGE {{ p.w_bytes }}
+#define STAGE_BYTES {{ p.stage_bytes }}
+#define LDC {{ p.ldc }}                 /* padded row of the output tile in shared memory */
+#define SPLIT {{ p.split }}
+
+/* The 128-byte swizzle: 16-byte chunk c of token row r sits at chunk
+ * c ^ (r % 8), the layout the wgmma descriptor below names. */
+static __device__ __forceinline__ int x_swizzle(int row, int chunk) { return chunk ^ (row & 7); }
+
+/* Shared-memory matrix descriptor of a K-major INT8 tile with 128-byte rows
+ * and the 128-byte swizzle: start address, 1024 bytes between 8-row groups. */
+static __device__ __forceinline__ u64 x_desc(u32 addr)
+{
+    return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+
+/* Makes this thread's completed cp.async writes visible to the tensor
+ * cores' (async proxy) reads. */
+static __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* Loads stage kt: the packed weights and group parameters (LOAD_W) and the
+ * activation tile (LOAD_X) -- apart, so weights can be fetched before the
+ * activations exist. */
+template <bool LOAD_W, bool LOAD_X>
+static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
+    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const signed char *__restrict__ Xq,
+    int n_cta, int m_cta, int M, int N, int K)
+{
+    const int kblocks = K / 64;
+    if (LOAD_W) {
+    /* Packed weights: per 16-row block, the stage's two 64-k blocks of 512
+     * bytes are contiguous in global memory and in shared memory. */
+#pragma unroll
+    for (int i = 0; i < (W_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (W_STAGE % (16 * THREADS) == 0 || c < W_STAGE / 16) {
+            const int nbl = c / (BK / 2), off = c % (BK / 2);
+            const int nb = n_cta / 16 + nbl;
+            const bool ok = nb * 16 < N;
+            const uint4 *src = qweight + ((size_t)(ok ? nb : 0) * kblocks + (size_t)kt * (BK / 64)) * 32 + off;
+            cp_async16(stage + X_STAGE + c * 16, src, ok);
+        }
+    }
+//% if p.group > 0 then
+    /* Group parameters: NG entries of 32 bytes per 16-row block. */
+    const int groups_per_row = K / GROUP, g0 = kt * BK / GROUP;
+#pragma unroll
+    for (int i = 0; i < ((BN / 16) * NG * 2 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (c < (BN / 16) * NG * 2) {
+            const int nbl = c / (NG * 2), off = c % (NG * 2);
+            const int nb = n_cta / 16 + nbl;
+            const bool ok = nb * 16 < N;
+            const u32 *src = gparams + ((size_t)(ok ? nb : 0) * groups_per_row + g0) * 8 + off * 4;
+            cp_async16(stage + X_STAGE + W_STAGE + c * 16, src, ok);
+        }
+    }
+//% end
+    }
+    if (!LOAD_X)
+        return;
+    /* Activations: BM rows of 128 int8; rows past M are zero-filled. */
+#pragma unroll
+    for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (X_STAGE % (16 * THREADS) == 0 || c < X_STAGE / 16) {
+            const int row = c / (BK / 16), chunk = c % (BK / 16);
+            const int m = m_cta + row;
+            const bool ok = m < M;
+            const signed char *src = Xq + (size_t)(ok ? m : 0) * K + (size_t)kt * BK + chunk * 16;
+            cp_async16(stage + row * BK + x_swizzle(row, chunk) * 16, src, ok);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+    {{ gemm.params(p) }})
+{
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    /* The swizzle is a function of the address: align the ring to 1024. */
+    const u32 raw_base = smem_addr(smem_raw);
+    const u32 smem_base = (raw_base + 1023u) & ~1023u;
+    unsigned char *smem = smem_raw + (smem_base - raw_base);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wg = warp >> 2, wq = warp & 3;        /* warpgroup, warp within it */
+    const int wg_n = wg % WG_N, wg_m = wg / WG_N;
+    const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
+    /* This CTA's slice of the K tiles. */
+    const int kt_begin = (int)((long long)(K / BK) * blockIdx.z / SPLIT);
+    const int kt_end = (int)((long long)(K / BK) * (blockIdx.z + 1) / SPLIT);
+    const int ktiles = kt_end - kt_begin;
+    /* This warp's first 16-row block (of the CTA's), one per 64-row wgmma block. */
+    const int nbl0 = wg_n * (BN / WG_N / 16) + wq;
+
+    int acc[MI][NT / 2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            acc[i][j] = 0;
+
+//% if p.group == 0 then
+    /* Per-channel: one group per row, its parameters read once. */
+    lqq_params params[MI];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        const int nb = n_cta / 16 + nbl0 + i * 4;
+        params[i] = lqq_unpack_params(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
+    }
+//% end
+
+    /* The weights do not depend on the activation kernel that may still be
+     * running before this one (programmatic dependent launch): start their
+     * copies, then wait for it before reading Xq, sx or the counters. */
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s)
+        if (s < ktiles)
+            load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                    n_cta, m_cta, M, N, K);
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+        if (s < ktiles)
+            load_stage<false, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                    n_cta, m_cta, M, N, K);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<STAGES - 3>();
+        fence_proxy_async();
+        __syncthreads();
+        /* Refill the slot read two tiles ago: every warpgroup has waited for
+         * those wgmmas (wait_group 1 below) before reaching the barrier. */
+        const int next = kt + STAGES - 2;
+        if (next < ktiles)
+            load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
+                                   gparams, Xq, n_cta, m_cta, M, N, K);
+        cp_async_commit();
+
+        const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
+        const u32 xtile = stage + wg_m * NT * BK;
+        /* Packed weights and group parameters of one 64-k step: one 128-bit
+         * load per 16-row block gives this lane its 32 weights for two k32
+         * steps (dual-MMA packed layout). The next step's are read while
+         * this step's MMAs run. */
+        uint4 w[MI];
+        u32 gp[MI];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+            w[i] = lds128(stage + X_STAGE + (nbl0 + i * 4) * (BK / 64) * 512 + lane * 16);
+//% if p.group > 0 then
+            gp[i] = lds32(stage + X_STAGE + W_STAGE + (nbl0 + i * 4) * NG * 32 + (lane >> 2) * 4);
+//% end
+        }
+#pragma unroll
+        for (int kb = 0; kb < BK / 64; ++kb) {
+            u32 a[MI][2][4];
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+//% if p.group > 0 then
+                const lqq_params pr = lqq_unpack_params(gp[i]);
+//% else
+                const lqq_params pr = params[i];
+//% end
+                lqq_dequant_word(w[i].x, pr, a[i][0][0], a[i][0][1]);
+                lqq_dequant_word(w[i].y, pr, a[i][0][2], a[i][0][3]);
+                lqq_dequant_word(w[i].z, pr, a[i][1][0], a[i][1][1]);
+                lqq_dequant_word(w[i].w, pr, a[i][1][2], a[i][1][3]);
+            }
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+                    wgmma_s8_m64n{{ p.nt }}k32(acc[i], a[i][kk], x_desc(xtile + kb * 64 + kk * 32));
+            wgmma_commit();
+            if (kb + 1 < BK / 64) {
+#pragma unroll
+                for (int i = 0; i < MI; ++i) {
+                    const int nbl = nbl0 + i * 4;
+                    w[i] = lds128(stage + X_STAGE + (nbl * (BK / 64) + kb + 1) * 512 + lane * 16);
+//% if p.group > 0 then
+                    if (GROUP < BK)
+                        gp[i] = lds32(stage + X_STAGE + W_STAGE + (nbl * NG + (kb + 1) * 64 / GROUP) * 32 + (lane >> 2) * 4);
+//% end
+                }
+            }
+            /* The previous step's MMAs are done: its A registers may be
+             * reused and, at the next barrier, the previous tile's slot. */
+            wgmma_wait<1>();
+        }
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            reg_fence(acc[i][j]);
+    cp_async_wait<0>();
+    __syncthreads();
+//% if p.split > 1 then
+
+    /* Split-K: publish this slice's accumulators (in register order, so the
+     * stores and the loads below are coalesced), then count arrivals; only
+     * the last CTA of the tile goes on, adding the other slices exactly. */
+    {
+        __shared__ unsigned last;
+        const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NT / 2; ++j)
+                __stcg(mine + (i * (NT / 2) + j) * THREADS + tid, acc[i][j]);
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(counters + tile, 1u) == SPLIT - 1;
+        __syncthreads();
+        if (!last)
+            return;
+        __threadfence();
+        for (int z = 0; z < SPLIT; ++z) {
+            if (z == (int)blockIdx.z)
+                continue;
+            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NT / 2; ++j)
+                    acc[i][j] += __ldcg(other + (i * (NT / 2) + j) * THREADS + tid);
+        }
+    }
+//% end
+
+    /* Epilogue: stage the tile in shared memory, then store whole rows with
+     * 16-byte writes. Accumulator 4j + r of block i is weight row
+     * g (+8 for r >= 2) of the warp's 16 and token 8j + 2t (+1 for odd r). */
+//% if p.epi == "i32" then
+    int *tile = (int *)smem;
+//% else
+    u16 *tile = (u16 *)smem;
+//% end
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int nl = (nbl0 + i * 4) * 16 + (lane >> 2) + half * 8;
+//% if p.epi ~= "i32" then
+            const int n = n_cta + nl;
+            const float scale_n = n < N ? s0[n] : 0.0f;
+//% end
+#pragma unroll
+            for (int j = 0; j < NT / 8; ++j) {
+#pragma unroll
+                for (int odd = 0; odd < 2; ++odd) {
+                    const int ml = wg_m * NT + j * 8 + (lane & 3) * 2 + odd;
+                    const int v = acc[i][j * 4 + half * 2 + odd];
+//% if p.epi == "i32" then
+                    tile[ml * LDC + nl] = v;
+//% else
+                    const int m = m_cta + ml;
+                    const float scale_m = m < M ? sx[m] : 0.0f;
+                    tile[ml * LDC + nl] = float_to_half((float)v * (scale_m * scale_n));
+//% end
+                }
+            }
+        }
+    }
+    __syncthreads();
+    constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
+    constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
+    for (int c = tid; c < BM * CHUNKS_PER_ROW; c += THREADS) {
+        const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
+        const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
+        if (m < M && n < N)
+            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
+    }
+}

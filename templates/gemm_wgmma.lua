@@ -1,0 +1,75 @@
+-- gemm_wgmma.lua -- the launch plan of gemm_wgmma.cu (pipe=wgmma, sm_90a):
+-- warpgroup MMA with the dequantized weights as the register A operand and
+-- the tokens as the shared-memory B operand.
+-- Field meanings in this pipe:
+--   tile=BMxBNx128  BM tokens x BN weight rows per CTA; the K step is 128
+--                   (one 128-byte swizzled activation row per token)
+--   warps=WMx(4*G)  WM warpgroups split the tokens (each a wgmma of BM/WM
+--                   tokens), G warpgroups split the weight rows (each takes
+--                   BN/G rows in 64-row wgmma blocks)
+--   stages=S        shared-memory ring of S stages, S-2 K tiles in flight
+--                   (one slot is still read by the wgmma in flight)
+--   split           CTAs per output tile along K (exact INT32 fix-up)
+local P = {}
+
+local function bad(msg) fail("INVALID_KEY", msg) end
+
+-- Token counts a wgmma with 8-bit operands takes as its N.
+local function valid_n(n)
+  return n >= 8 and n <= 256 and ((n <= 32 and n % 8 == 0) or n % 16 == 0)
+end
+
+function P.check(f, arch)
+  local d = import("lib/gemm.lua").dims(f)
+  local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
+  local stages, g, split = d.stages, d.g, d.split
+  if f.arch ~= "sm_90a" then bad("pipe=wgmma needs arch=sm_90a (warpgroup MMA), not " .. f.arch) end
+  if bk ~= 128 then bad("pipe=wgmma: tile K step " .. bk .. " must be 128 (one 128-byte swizzle row)") end
+  if wn % 4 ~= 0 then bad("pipe=wgmma: warps=" .. f.warps .. ": warps along N must be whole warpgroups (4, 8, ...)") end
+  local wgn = wn // 4
+  if wm * wgn > 4 then bad("pipe=wgmma: at most 4 warpgroups per CTA (" .. f.warps .. ")") end
+  if bn % (64 * wgn) ~= 0 then bad("pipe=wgmma: tile N " .. bn .. " must be a multiple of 64 x " .. wgn .. " warpgroups") end
+  if bm % wm ~= 0 or not valid_n(bm // wm) then
+    bad("pipe=wgmma: tile M " .. bm .. " over " .. wm .. " warpgroups must give 8, 16, 24, 32 or a multiple of 16 up to 256 tokens each")
+  end
+  if stages < 3 then bad("pipe=wgmma: stages=" .. stages .. " must be at least 3") end
+  if g > 0 and g % bk ~= 0 and bk % g ~= 0 then
+    bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
+  end
+  local mi, nt = bn // wgn // 64, bm // wm
+  if mi * nt // 2 > 128 then
+    bad("pipe=wgmma: warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. (mi * nt // 2) .. " accumulator registers per thread (max 128)")
+  end
+  -- Registers: accumulators, two steps of A fragments, ~40 for addresses
+  -- and parameters; past the per-thread share of the register file ptxas
+  -- serializes the wgmmas.
+  local threads = 128 * wm * wgn
+  local cap = math.min(255, 65536 // threads // 8 * 8)
+  if mi * nt // 2 + mi * 32 + 40 > cap then
+    bad(string.format("pipe=wgmma: warpgroup tile %dx%d needs ~%d registers per thread; %d threads allow %d",
+                      nt, bn // wgn, mi * nt // 2 + mi * 32 + 40, threads, cap))
+  end
+  local ng = (g > 0) and math.max(1, bk // g) or 0
+  -- Stage layout: activations first (the swizzled B operand must sit on a
+  -- 1024-byte boundary), then packed weights, then group parameters.
+  local x_bytes, w_bytes, gp_bytes = bm * bk, bn * bk // 2, (bn // 16) * ng * 32
+  local stage_bytes = (x_bytes + w_bytes + gp_bytes + 1023) // 1024 * 1024
+  local out_bytes = (f.epi == "i32") and 4 or 2
+  local ldc = bn + ((f.epi == "i32") and 4 or 8)
+  -- 1024 bytes of slack align the ring; the split-K flag is static.
+  local smem = math.max(stages * stage_bytes, bm * ldc * out_bytes) + 1024
+  if smem + 128 > arch.smem then
+    bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
+  end
+  return {
+    name = "qjit_gemm_wgmma_" .. f.scheme:gsub("-", "_"),
+    threads = threads, smem = smem,
+    tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
+    group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
+    w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
+    pdl = 1,
+  }
+end
+
+return P
