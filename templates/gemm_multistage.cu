@@ -27,6 +27,12 @@
 #define STAGE_BYTES {{ p.stage_bytes }}
 #define LDC {{ p.ldc }}              /* padded row of the output tile in shared memory */
 #define SPLIT {{ p.split }}
+#define PREFETCH (STAGES - 1)         /* K tiles in flight */
+#define W_OFF 0                      /* a stage: packed weights, activations, group parameters */
+#define X_OFF W_STAGE
+#define GP_OFF (W_STAGE + X_STAGE)
+#define ACC_REGS (MI * NJ * 4)       /* accumulators per thread, ACC(q) in register order */
+#define ACC(q) acc[(q) / (NJ * 4)][((q) / 4) % NJ][(q) % 4]
 
 /* Activation tile rows are BK bytes; 16-byte chunks are XOR-swizzled so the
  * eight row addresses of one ldmatrix hit eight different bank groups. */
@@ -39,61 +45,7 @@ static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 //% end
 }
 
-/* Loads stage kt: the packed weights and group parameters (LOAD_W) and the
- * activation tile (LOAD_X) -- apart, so weights can be fetched before the
- * activations exist. */
-template <bool LOAD_W, bool LOAD_X>
-static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
-    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const signed char *__restrict__ Xq,
-    int n_cta, int m_cta, int M, int N, int K)
-{
-    const int kblocks = K / 64;
-    if (LOAD_W) {
-    /* Packed weights: per 16-row block, the stage's BK/64 blocks of 512 bytes
-     * are contiguous in global memory and land contiguous in shared memory. */
-#pragma unroll
-    for (int i = 0; i < (W_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
-        const int c = tid + i * THREADS;
-        if (W_STAGE % (16 * THREADS) == 0 || c < W_STAGE / 16) {
-            const int nbl = c / (BK / 2), off = c % (BK / 2);
-            const int nb = n_cta / 16 + nbl;
-            const bool ok = nb * 16 < N;
-            const uint4 *src = qweight + ((size_t)(ok ? nb : 0) * kblocks + (size_t)kt * (BK / 64)) * 32 + off;
-            cp_async16(stage + c * 16, src, ok);
-        }
-    }
-//% if p.group > 0 then
-    /* Group parameters: NG entries of 32 bytes per 16-row block. */
-    const int groups_per_row = K / GROUP, g0 = kt * BK / GROUP;
-#pragma unroll
-    for (int i = 0; i < ((BN / 16) * NG * 2 + THREADS - 1) / THREADS; ++i) {
-        const int c = tid + i * THREADS;
-        if (c < (BN / 16) * NG * 2) {
-            const int nbl = c / (NG * 2), off = c % (NG * 2);
-            const int nb = n_cta / 16 + nbl;
-            const bool ok = nb * 16 < N;
-            const u32 *src = gparams + ((size_t)(ok ? nb : 0) * groups_per_row + g0) * 8 + off * 4;
-            cp_async16(stage + W_STAGE + X_STAGE + c * 16, src, ok);
-        }
-    }
-//% end
-    }
-    if (!LOAD_X)
-        return;
-    /* Activations: BM rows of BK int8; rows past M are zero-filled. */
-#pragma unroll
-    for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
-        const int c = tid + i * THREADS;
-        if (X_STAGE % (16 * THREADS) == 0 || c < X_STAGE / 16) {
-            const int row = c / (BK / 16), chunk = c % (BK / 16);
-            const int m = m_cta + row;
-            const bool ok = m < M;
-            const signed char *src = Xq + (size_t)(ok ? m : 0) * K + (size_t)kt * BK + chunk * 16;
-            cp_async16(stage + W_STAGE + row * BK + x_swizzle(row, chunk) * 16, src, ok);
-        }
-    }
-}
-
+{{ gemm.load_stage(p) }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(p) }})
 {
@@ -124,38 +76,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
 //% end
 
-//% if p.pdl == 1 then
-    /* The weights do not depend on the activation kernel that may still be
-     * running before this one (programmatic dependent launch): start their
-     * copies, then wait for it before reading Xq, sx or the counters. */
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s)
-        if (s < ktiles)
-            load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
-                                    n_cta, m_cta, M, N, K);
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ktiles)
-            load_stage<false, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
-                                    n_cta, m_cta, M, N, K);
-        cp_async_commit();
-    }
-//% else
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ktiles)
-            load_stage<true, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
-                                   n_cta, m_cta, M, N, K);
-        cp_async_commit();
-    }
-//% end
-
+{{ gemm.prologue(p) }}
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<STAGES - 2>();
         __syncthreads();
         /* Refill the slot every warp finished with in the previous iteration. */
-        const int next = kt + STAGES - 1;
+        const int next = kt + PREFETCH;
         if (next < ktiles)
             load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
                                    gparams, Xq, n_cta, m_cta, M, N, K);
@@ -173,11 +99,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% if p.group > 0 then
                 const int gi = (GROUP < BK) ? (kb * 64) / GROUP : 0;
                 const lqq_params pr = lqq_unpack_params(
-                    lds32(stage + W_STAGE + X_STAGE + (nbl * NG + gi) * 32 + (lane >> 2) * 4));
+                    lds32(stage + GP_OFF + (nbl * NG + gi) * 32 + (lane >> 2) * 4));
 //% else
                 const lqq_params pr = params[i];
 //% end
-                const uint4 w = lds128(stage + (nbl * (BK / 64) + kb) * 512 + lane * 16);
+                const uint4 w = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16);
                 lqq_dequant_word(w.x, pr, a[i][0][0], a[i][0][1]);
                 lqq_dequant_word(w.y, pr, a[i][0][2], a[i][0][3]);
                 lqq_dequant_word(w.z, pr, a[i][1][0], a[i][1][1]);
@@ -189,7 +115,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             for (int j = 0; j < NJ; ++j) {
                 const int row = warp_m * (BM / WARPS_M) + j * 8 + (lane & 7);
                 const int chunk = kb * 4 + (lane >> 3);
-                ldmatrix_x4(stage + W_STAGE + row * BK + x_swizzle(row, chunk) * 16,
+                ldmatrix_x4(stage + X_OFF + row * BK + x_swizzle(row, chunk) * 16,
                             b[j][0], b[j][1], b[j][2], b[j][3]);
             }
 #pragma unroll
@@ -203,45 +129,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
     cp_async_wait<0>();
     __syncthreads();
-//% if p.split > 1 then
-
-    /* Split-K: publish this slice's accumulators (in register order, so the
-     * stores and the loads below are coalesced), then count arrivals; only
-     * the last CTA of the tile goes on, adding the other slices exactly. */
-    {
-        __shared__ unsigned last;
-        const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NJ; ++j)
-#pragma unroll
-                for (int r = 0; r < 4; ++r)
-                    __stcg(mine + ((i * NJ + j) * 4 + r) * THREADS + tid, acc[i][j][r]);
-        __threadfence();
-        __syncthreads();
-        if (tid == 0)
-            last = atomicAdd(counters + tile, 1u) == SPLIT - 1;
-        __syncthreads();
-        if (!last)
-            return;
-        __threadfence();
-        for (int z = 0; z < SPLIT; ++z) {
-            if (z == (int)blockIdx.z)
-                continue;
-            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-#pragma unroll
-                for (int j = 0; j < NJ; ++j)
-#pragma unroll
-                    for (int r = 0; r < 4; ++r)
-                        acc[i][j][r] += __ldcg(other + ((i * NJ + j) * 4 + r) * THREADS + tid);
-        }
-    }
-//% end
-
+{{ gemm.split_k(p) }}
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. Accumulator r of tile (i, j) is weight row
      * g (+8 for r >= 2) and token 2t (+1 for odd r). */
@@ -277,12 +165,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         }
     }
     __syncthreads();
-    constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
-    constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
-    for (int c = tid; c < BM * CHUNKS_PER_ROW; c += THREADS) {
-        const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
-        const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
-        if (m < M && n < N)
-            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
-    }
+{{ gemm.store_tile(p) }}
 }

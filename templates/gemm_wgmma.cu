@@ -30,6 +30,12 @@
 #define STAGE_BYTES {{ p.stage_bytes }}
 #define LDC {{ p.ldc }}                 /* padded row of the output tile in shared memory */
 #define SPLIT {{ p.split }}
+#define PREFETCH (STAGES - 2)           /* K tiles in flight: one more slot is read by the wgmma in flight */
+#define X_OFF 0                         /* a stage: activations, packed weights, group parameters */
+#define W_OFF X_STAGE
+#define GP_OFF (X_STAGE + W_STAGE)
+#define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
+#define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
 
 /* The 128-byte swizzle: 16-byte chunk c of token row r sits at chunk
  * c ^ (r % 8), the layout the wgmma descriptor below names. */
@@ -46,61 +52,7 @@ static __device__ __forceinline__ u64 x_desc(u32 addr)
  * cores' (async proxy) reads. */
 static __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-/* Loads stage kt: the packed weights and group parameters (LOAD_W) and the
- * activation tile (LOAD_X) -- apart, so weights can be fetched before the
- * activations exist. */
-template <bool LOAD_W, bool LOAD_X>
-static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
-    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const signed char *__restrict__ Xq,
-    int n_cta, int m_cta, int M, int N, int K)
-{
-    const int kblocks = K / 64;
-    if (LOAD_W) {
-    /* Packed weights: per 16-row block, the stage's two 64-k blocks of 512
-     * bytes are contiguous in global memory and in shared memory. */
-#pragma unroll
-    for (int i = 0; i < (W_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
-        const int c = tid + i * THREADS;
-        if (W_STAGE % (16 * THREADS) == 0 || c < W_STAGE / 16) {
-            const int nbl = c / (BK / 2), off = c % (BK / 2);
-            const int nb = n_cta / 16 + nbl;
-            const bool ok = nb * 16 < N;
-            const uint4 *src = qweight + ((size_t)(ok ? nb : 0) * kblocks + (size_t)kt * (BK / 64)) * 32 + off;
-            cp_async16(stage + X_STAGE + c * 16, src, ok);
-        }
-    }
-//% if p.group > 0 then
-    /* Group parameters: NG entries of 32 bytes per 16-row block. */
-    const int groups_per_row = K / GROUP, g0 = kt * BK / GROUP;
-#pragma unroll
-    for (int i = 0; i < ((BN / 16) * NG * 2 + THREADS - 1) / THREADS; ++i) {
-        const int c = tid + i * THREADS;
-        if (c < (BN / 16) * NG * 2) {
-            const int nbl = c / (NG * 2), off = c % (NG * 2);
-            const int nb = n_cta / 16 + nbl;
-            const bool ok = nb * 16 < N;
-            const u32 *src = gparams + ((size_t)(ok ? nb : 0) * groups_per_row + g0) * 8 + off * 4;
-            cp_async16(stage + X_STAGE + W_STAGE + c * 16, src, ok);
-        }
-    }
-//% end
-    }
-    if (!LOAD_X)
-        return;
-    /* Activations: BM rows of 128 int8; rows past M are zero-filled. */
-#pragma unroll
-    for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
-        const int c = tid + i * THREADS;
-        if (X_STAGE % (16 * THREADS) == 0 || c < X_STAGE / 16) {
-            const int row = c / (BK / 16), chunk = c % (BK / 16);
-            const int m = m_cta + row;
-            const bool ok = m < M;
-            const signed char *src = Xq + (size_t)(ok ? m : 0) * K + (size_t)kt * BK + chunk * 16;
-            cp_async16(stage + row * BK + x_swizzle(row, chunk) * 16, src, ok);
-        }
-    }
-}
-
+{{ gemm.load_stage(p) }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(p) }})
 {
@@ -137,37 +89,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
 //% end
 
-    /* The weights do not depend on the activation kernel that may still be
-     * running before this one (programmatic dependent launch): start their
-     * copies, then wait for it before reading Xq, sx or the counters. */
-#pragma unroll
-    for (int s = 0; s < STAGES - 2; ++s)
-        if (s < ktiles)
-            load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
-                                    n_cta, m_cta, M, N, K);
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#pragma unroll
-    for (int s = 0; s < STAGES - 2; ++s) {
-        if (s < ktiles)
-            load_stage<false, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
-                                    n_cta, m_cta, M, N, K);
-        cp_async_commit();
-    }
-
+{{ gemm.prologue(p) }}
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<STAGES - 3>();
         fence_proxy_async();
         __syncthreads();
         /* Refill the slot read two tiles ago: every warpgroup has waited for
          * those wgmmas (wait_group 1 below) before reaching the barrier. */
-        const int next = kt + STAGES - 2;
+        const int next = kt + PREFETCH;
         if (next < ktiles)
             load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
                                    gparams, Xq, n_cta, m_cta, M, N, K);
         cp_async_commit();
 
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
-        const u32 xtile = stage + wg_m * NT * BK;
+        const u32 xtile = stage + X_OFF + wg_m * NT * BK;
         /* Packed weights and group parameters of one 64-k step: one 128-bit
          * load per 16-row block gives this lane its 32 weights for two k32
          * steps (dual-MMA packed layout). The next step's are read while
@@ -176,9 +112,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         u32 gp[MI];
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
-            w[i] = lds128(stage + X_STAGE + (nbl0 + i * 4) * (BK / 64) * 512 + lane * 16);
+            w[i] = lds128(stage + W_OFF + (nbl0 + i * 4) * (BK / 64) * 512 + lane * 16);
 //% if p.group > 0 then
-            gp[i] = lds32(stage + X_STAGE + W_STAGE + (nbl0 + i * 4) * NG * 32 + (lane >> 2) * 4);
+            gp[i] = lds32(stage + GP_OFF + (nbl0 + i * 4) * NG * 32 + (lane >> 2) * 4);
 //% end
         }
 #pragma unroll
@@ -207,10 +143,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
                 for (int i = 0; i < MI; ++i) {
                     const int nbl = nbl0 + i * 4;
-                    w[i] = lds128(stage + X_STAGE + (nbl * (BK / 64) + kb + 1) * 512 + lane * 16);
+                    w[i] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb + 1) * 512 + lane * 16);
 //% if p.group > 0 then
                     if (GROUP < BK)
-                        gp[i] = lds32(stage + X_STAGE + W_STAGE + (nbl * NG + (kb + 1) * 64 / GROUP) * 32 + (lane >> 2) * 4);
+                        gp[i] = lds32(stage + GP_OFF + (nbl * NG + (kb + 1) * 64 / GROUP) * 32 + (lane >> 2) * 4);
 //% end
                 }
             }
@@ -227,41 +163,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             reg_fence(acc[i][j]);
     cp_async_wait<0>();
     __syncthreads();
-//% if p.split > 1 then
-
-    /* Split-K: publish this slice's accumulators (in register order, so the
-     * stores and the loads below are coalesced), then count arrivals; only
-     * the last CTA of the tile goes on, adding the other slices exactly. */
-    {
-        __shared__ unsigned last;
-        const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NT / 2; ++j)
-                __stcg(mine + (i * (NT / 2) + j) * THREADS + tid, acc[i][j]);
-        __threadfence();
-        __syncthreads();
-        if (tid == 0)
-            last = atomicAdd(counters + tile, 1u) == SPLIT - 1;
-        __syncthreads();
-        if (!last)
-            return;
-        __threadfence();
-        for (int z = 0; z < SPLIT; ++z) {
-            if (z == (int)blockIdx.z)
-                continue;
-            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-#pragma unroll
-                for (int j = 0; j < NT / 2; ++j)
-                    acc[i][j] += __ldcg(other + (i * (NT / 2) + j) * THREADS + tid);
-        }
-    }
-//% end
-
+{{ gemm.split_k(p) }}
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. Accumulator 4j + r of block i is weight row
      * g (+8 for r >= 2) of the warp's 16 and token 8j + 2t (+1 for odd r). */
@@ -297,12 +199,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         }
     }
     __syncthreads();
-    constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
-    constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
-    for (int c = tid; c < BM * CHUNKS_PER_ROW; c += THREADS) {
-        const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
-        const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
-        if (m < M && n < N)
-            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
-    }
+{{ gemm.store_tile(p) }}
 }

@@ -21,4 +21,156 @@ function G.params(p)
   }, "\n")
 end
 
+-- The device code every shared-memory-ring pipeline shares, as text. The
+-- including template defines BM, BN, BK, THREADS, GROUP, NG, W_STAGE,
+-- X_STAGE, SPLIT, x_swizzle(), and where a stage keeps its packed weights,
+-- activation tile and group parameters (W_OFF, X_OFF, GP_OFF, in bytes).
+
+-- load_stage<LOAD_W, LOAD_X>(stage, kt, ...): cp.async of K tile kt.
+function G.load_stage(p)
+  local gp = (p.group > 0) and [[
+    /* Group parameters: NG entries of 32 bytes per 16-row block. */
+    const int groups_per_row = K / GROUP, g0 = kt * BK / GROUP;
+#pragma unroll
+    for (int i = 0; i < ((BN / 16) * NG * 2 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (c < (BN / 16) * NG * 2) {
+            const int nbl = c / (NG * 2), off = c % (NG * 2);
+            const int nb = n_cta / 16 + nbl;
+            const bool ok = nb * 16 < N;
+            const u32 *src = gparams + ((size_t)(ok ? nb : 0) * groups_per_row + g0) * 8 + off * 4;
+            cp_async16(stage + GP_OFF + c * 16, src, ok);
+        }
+    }
+]] or ""
+  return [[
+/* Loads stage kt: the packed weights and group parameters (LOAD_W) and the
+ * activation tile (LOAD_X) -- apart, so weights can be fetched before the
+ * activations exist. */
+template <bool LOAD_W, bool LOAD_X>
+static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid,
+    const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const signed char *__restrict__ Xq,
+    int n_cta, int m_cta, int M, int N, int K)
+{
+    const int kblocks = K / 64;
+    if (LOAD_W) {
+    /* Packed weights: per 16-row block, the stage's BK/64 blocks of 512 bytes
+     * are contiguous in global memory and land contiguous in shared memory. */
+#pragma unroll
+    for (int i = 0; i < (W_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (W_STAGE % (16 * THREADS) == 0 || c < W_STAGE / 16) {
+            const int nbl = c / (BK / 2), off = c % (BK / 2);
+            const int nb = n_cta / 16 + nbl;
+            const bool ok = nb * 16 < N;
+            const uint4 *src = qweight + ((size_t)(ok ? nb : 0) * kblocks + (size_t)kt * (BK / 64)) * 32 + off;
+            cp_async16(stage + W_OFF + c * 16, src, ok);
+        }
+    }
+]] .. gp .. [[
+    }
+    if (!LOAD_X)
+        return;
+    /* Activations: BM rows of BK int8; rows past M are zero-filled. */
+#pragma unroll
+    for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (X_STAGE % (16 * THREADS) == 0 || c < X_STAGE / 16) {
+            const int row = c / (BK / 16), chunk = c % (BK / 16);
+            const int m = m_cta + row;
+            const bool ok = m < M;
+            const signed char *src = Xq + (size_t)(ok ? m : 0) * K + (size_t)kt * BK + chunk * 16;
+            cp_async16(stage + X_OFF + row * BK + x_swizzle(row, chunk) * 16, src, ok);
+        }
+    }
+}
+]]
+end
+
+-- Fills the first PREFETCH slots of the ring, one cp.async group each.
+-- With programmatic dependent launch the weights do not depend on the
+-- activation kernel that may still be running before this one: their copies
+-- start first, and the kernel waits for it before reading Xq, sx or the
+-- counters.
+function G.prologue(p)
+  if p.pdl == 1 then
+    return [[
+    /* Weights first: they do not depend on the activation kernel that may
+     * still be running (programmatic dependent launch); then wait for it. */
+#pragma unroll
+    for (int s = 0; s < PREFETCH; ++s)
+        if (s < ktiles)
+            load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                    n_cta, m_cta, M, N, K);
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < PREFETCH; ++s) {
+        if (s < ktiles)
+            load_stage<false, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                    n_cta, m_cta, M, N, K);
+        cp_async_commit();
+    }
+]]
+  end
+  return [[
+#pragma unroll
+    for (int s = 0; s < PREFETCH; ++s) {
+        if (s < ktiles)
+            load_stage<true, true>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
+                                   n_cta, m_cta, M, N, K);
+        cp_async_commit();
+    }
+]]
+end
+
+-- Split-K fix-up inside the kernel, after the main loop: the thread's
+-- ACC_REGS accumulators, ACC(q) the q-th in register order.
+function G.split_k(p)
+  if p.split <= 1 then return "" end
+  return [[
+    /* Split-K: publish this slice's accumulators (in register order, so the
+     * stores and the loads below are coalesced), then count arrivals; only
+     * the last CTA of the tile goes on, adding the other slices exactly. */
+    {
+        __shared__ unsigned last;
+        const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
+#pragma unroll
+        for (int q = 0; q < ACC_REGS; ++q)
+            __stcg(mine + q * THREADS + tid, ACC(q));
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(counters + tile, 1u) == SPLIT - 1;
+        __syncthreads();
+        if (!last)
+            return;
+        __threadfence();
+        for (int z = 0; z < SPLIT; ++z) {
+            if (z == (int)blockIdx.z)
+                continue;
+            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
+#pragma unroll
+            for (int q = 0; q < ACC_REGS; ++q)
+                ACC(q) += __ldcg(other + q * THREADS + tid);
+        }
+    }
+]]
+end
+
+-- The end of the epilogue: the BM x BN output tile, staged in shared memory
+-- as `tile` (row stride LDC), leaves as whole rows of 16-byte stores.
+function G.store_tile(p)
+  return string.format([[
+    constexpr int PER_CHUNK = 16 / %d;     /* outputs per 16-byte store */
+    constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
+    for (int c = tid; c < BM * CHUNKS_PER_ROW; c += THREADS) {
+        const int ml = c / CHUNKS_PER_ROW, cc = c %% CHUNKS_PER_ROW;
+        const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
+        if (m < M && n < N)
+            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
+    }
+]], p.out_bytes)
+end
+
 return G
