@@ -43,6 +43,10 @@
     X(EventRecord, "cuEventRecord", (CUevent, CUstream))                                       \
     X(EventSynchronize, "cuEventSynchronize", (CUevent))                                       \
     X(EventElapsedTime, "cuEventElapsedTime_v2", (float *, CUevent, CUevent))                  \
+    X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                          \
+      (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,              \
+       const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,       \
+       CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill))                    \
     X(GetErrorString, "cuGetErrorString", (CUresult, const char **))                           \
     X(GetErrorName, "cuGetErrorName", (CUresult, const char **))
 

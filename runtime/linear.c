@@ -21,7 +21,9 @@
 
 typedef struct bucket {
     int64_t max_m;               /* 0: unbounded */
-    int tile_m, tile_n, split;   /* from the key: they size the workspace */
+    int tile_m, tile_n, tile_k, split;   /* from the key: they size the workspace */
+    int tma;                     /* pipe=tma: launched with tensor maps */
+    uint64_t wmap[16], gmap[16]; /* its CUtensorMaps of the weights and group parameters */
     char *key, *key_acc;         /* FP16 and INT32-accumulator variants */
     _Atomic(const qjit__kernel *) gemm, gemm_acc;
 } bucket;
@@ -142,17 +144,56 @@ static size_t workspace_for_tokens(const qjit_linear *lin, int64_t max_tokens)
     return need;
 }
 
-/* "tile=16x64x128" and "split=2" of a canonical key. */
+/* "tile=16x64x128", "split=2" and "pipe=tma" of a canonical key. */
 static void key_shape(const char *key, bucket *b)
 {
     const char *t = strstr(key, "tile="), *s = strstr(key, "split=");
-    int bk = 0;
-    b->tile_m = b->tile_n = 0;
+    b->tile_m = b->tile_n = b->tile_k = 0;
     b->split = 1;
     if (t)
-        sscanf(t + 5, "%dx%dx%d", &b->tile_m, &b->tile_n, &bk);
+        sscanf(t + 5, "%dx%dx%d", &b->tile_m, &b->tile_n, &b->tile_k);
     if (s)
         sscanf(s + 6, "%d", &b->split);
+    b->tma = strstr(key, ";pipe=tma;") != NULL;
+}
+
+/* A 2D tensor map: dims[0] contiguous elements of `bytes` each per row,
+ * dims[1] rows `stride` bytes apart, copied in boxes of box[0] x box[1]. */
+static qjit_status encode_map(qjit_context *ctx, uint64_t out[16], CUtensorMapDataType type, CUdeviceptr base,
+                              uint64_t cols, uint64_t rows, uint64_t stride, uint32_t box_cols, uint32_t box_rows,
+                              CUtensorMapSwizzle swizzle, const char *what)
+{
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {cols, rows}, strides[1] = {stride};
+    const cuuint32_t box[2] = {box_cols, box_rows}, unit[2] = {1, 1};
+    CUresult r = ctx->driver.TensorMapEncodeTiled(&map, type, 2, (void *)(uintptr_t)base, dims, strides, box, unit,
+                                                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return qjit__cuda_error(ctx, &ctx->driver, r, what);
+    memcpy(out, &map, 16 * sizeof out[0]);
+    return QJIT_OK;
+}
+
+/* The tensor maps a pipe=tma bucket's kernels read the layer's constants
+ * through: the packed weights as rows of 16-row blocks (512 bytes per
+ * 64-k block, as u64) and the group parameters (8 words per group). */
+static qjit_status encode_weight_maps(qjit_linear *lin, bucket *b)
+{
+    const uint64_t kblocks = (uint64_t)lin->K / 64, nblocks = (uint64_t)lin->N / 16;
+    if (b->tile_k % 64 || b->tile_n % 16 || b->tile_n / 16 > 256)
+        return qjit__error(lin->ctx, QJIT_TEMPLATE, "variant %s: tile unsuitable for tensor maps", b->key);
+    qjit_status st = encode_map(lin->ctx, b->wmap, CU_TENSOR_MAP_DATA_TYPE_UINT64, lin->qweight, kblocks * 64, nblocks,
+                                kblocks * 512, (uint32_t)(b->tile_k / 64 * 64), (uint32_t)(b->tile_n / 16),
+                                CU_TENSOR_MAP_SWIZZLE_NONE, "cuTensorMapEncodeTiled (weights)");
+    if (st || lin->group == 0)
+        return st;
+    const uint64_t groups = (uint64_t)lin->K / (uint64_t)lin->group;
+    const uint32_t per_tile = b->tile_k >= lin->group ? (uint32_t)(b->tile_k / lin->group) : 1;
+    return encode_map(lin->ctx, b->gmap, CU_TENSOR_MAP_DATA_TYPE_UINT32, lin->gparams, groups * 8, nblocks, groups * 32,
+                      per_tile * 8, (uint32_t)(b->tile_n / 16), CU_TENSOR_MAP_SWIZZLE_NONE,
+                      "cuTensorMapEncodeTiled (group parameters)");
 }
 
 /* Sets a bucket's FP16 key, its INT32-accumulator twin (the same key with
@@ -328,6 +369,9 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     lin->qweight = lin->weights + v.qweight_offset;
     lin->gparams = lin->weights + v.gparams_offset;
     lin->s0 = lin->weights + v.s0_offset;
+    for (int i = 0; i < lin->nbuckets; i++)
+        if (lin->buckets[i].tma && (st = encode_weight_maps(lin, &lin->buckets[i])))
+            goto fail;
     if (opts.eager || opts.variant) {
         const qjit__kernel *k;
         if ((st = get_kernel(lin, lin->quant_key, &lin->quant, &k)))
@@ -400,7 +444,11 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     qjit_status st = get_kernel(lin, lin->quant_key, &lin->quant, &quant);
     if (st || (st = get_kernel(lin, acc ? b->key_acc : b->key, acc ? &bm->gemm_acc : &bm->gemm, &gemm)))
         return st;
-    /* Refuse a launch too large before anything (the workspace) changes. */
+    /* Refuse a launch too large, or a kernel the bucket cannot feed, before
+     * anything (the workspace) changes. */
+    if (gemm->tma != b->tma)
+        return qjit__error(ctx, QJIT_TEMPLATE, "variant %s %s tensor maps, but its key says pipe%stma", gemm->key,
+                           gemm->tma ? "takes" : "takes no", b->tma ? "=" : "!=");
     unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
     int64_t gy64 = (M + gemm->tile_m - 1) / gemm->tile_m;
     if (gy64 > 65535)
@@ -436,12 +484,27 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     int ncounters = wl.ncounters;
     int m32 = (int)M, n32 = (int)lin->N, k32 = (int)lin->K;
     CUdeviceptr x = (CUdeviceptr)(uintptr_t)X, y = (CUdeviceptr)(uintptr_t)out;
+    CUtensorMap xmap, wmap, gmap;
+    if (gemm->tma) {
+        /* Xq as M rows of K bytes, in boxes of the tile's K step x its
+         * tokens, 128-byte swizzled as the wgmma reads them. */
+        uint64_t xmap_words[16];
+        st = encode_map(ctx, xmap_words, CU_TENSOR_MAP_DATA_TYPE_UINT8, xq, (uint64_t)lin->K, (uint64_t)M,
+                        (uint64_t)lin->K, (uint32_t)b->tile_k, (uint32_t)b->tile_m, CU_TENSOR_MAP_SWIZZLE_128B,
+                        "cuTensorMapEncodeTiled (activations)");
+        if (st)
+            return st;
+        memcpy(&xmap, xmap_words, sizeof xmap);
+        memcpy(&wmap, b->wmap, sizeof wmap);
+        memcpy(&gmap, b->gmap, sizeof gmap);
+    }
     void *qargs[] = {&x, &xq, &sx, &m32, &k32, &counters, &ncounters};
     CUresult r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
                                  (CUstream)stream, qargs, NULL);
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
-    void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials, &counters};
+    void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials, &counters,
+                     &xmap, &wmap, &gmap};
     if (gemm->pdl) {
         /* May start before the quantization finishes; the kernel waits for
          * it (griddepcontrol.wait) before reading what it wrote. */

@@ -79,6 +79,8 @@ static qjit_status read_meta(qjit_context *ctx, const char *meta, qjit__kernel *
         return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: name, kind or epi missing from its facts", k->key);
     long long pdl = 0;
     k->pdl = qjit__meta_int(meta, "pdl", &pdl) && pdl == 1;
+    long long tma = 0;
+    k->tma = qjit__meta_int(meta, "tma", &tma) && tma == 1;
     if (k->threads < 32 || k->threads > 1024)
         return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: %d threads per block", k->key, k->threads);
     return QJIT_OK;

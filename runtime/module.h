@@ -16,6 +16,7 @@ typedef struct qjit__kernel {
     int threads, smem;
     int tile_m, tile_n, tile_k, k_step, n_unit, group;
     int pdl;                     /* 1: launch with programmatic stream serialization */
+    int tma;                     /* 1: takes tensor maps of Xq, weights, group parameters */
 } qjit__kernel;
 
 /* Finds or builds (cache / generate / compile) and loads key's kernel for the

@@ -19,11 +19,30 @@ local D = {}
 --   register-A weights wins from M = 65 on (57344x8192 at M = 128: 160 vs
 --   289 us; 8192x28672 at M = 256: 150 vs 261 us), and at M = 33..64 on
 --   layers up to N = 8192 (8192x28672: 72 vs 92 us; 4096x4096: 18.5 vs 21).
-local WGMMA_64 = { arch = "sm_90a", max_n = 8192, k_multiple = 128, pipe = "wgmma", tile = "64x128x128", warps = "1x8",
-                   stages = 4, split = "auto", per_sm = 2 }
-local function wgmma_128(split)
-  return { arch = "sm_90a", k_multiple = 128, pipe = "wgmma", tile = "128x128x128", warps = "1x8", stages = 4, split = split,
-           per_sm = 2 }
+--   tma pipe (bench/results/2026-11-22-tma-h100): the same MMAs with the
+--   ring filled by tensor copies on mbarriers beat the cp.async ring at
+--   M = 128 on every shape tried (57344x8192: 160 -> 132 us at split 1;
+--   8192x28672: 101 -> 80 us). Two policies, measured per shape: one CTA
+--   per SM with a 6-stage ring (12288x4096 at M = 128: 28.4 us at split 1
+--   against 30.4 with two CTAs per SM at split 2; 8192x8192: 35.2 vs 36.8),
+--   or two CTAs per SM with 4 stages when one wave would leave SMs idle or
+--   give each CTA a long K loop (10240x8192: 44.0 vs 47.3; 8192x28672:
+--   79.7 vs 87.5). See `one_wave`.
+--   At M = 33..64 the TMA ring wins only where each CTA runs a long K
+--   loop (8192x8192: 31.6 us at split 4 against 35.8 for the cp.async ring
+--   at split 8); on short loops its start-up costs more (4096x4096 at split
+--   8, 4 K tiles per CTA: 20.8 vs 18.4 us), so `min_kloop` sends those to
+--   the cp.async ring.
+local function wgmma_64(pipe, min_kloop)
+  return { arch = "sm_90a", max_n = 8192, k_multiple = 128, pipe = pipe, tile = "64x128x128", warps = "1x8",
+           stages = 4, split = "auto", per_sm = 2, min_kloop = min_kloop }
+end
+-- one_wave: use `stages` and one CTA per SM when some split fills at least
+-- `fill` of the SMs in one wave with at most `max_ktiles` K tiles per CTA.
+local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
+local function wgmma_128(split, one_wave)
+  return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 4,
+           one_wave = one_wave, split = split, per_sm = 2 }
 end
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
@@ -31,9 +50,9 @@ D.BUCKETS = {
   { max_m = 16,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
     alts = { { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
-  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto", alts = { WGMMA_64 } },
-  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto") } },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto") } },
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto", alts = { wgmma_64("tma", 16), wgmma_64("wgmma") } },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
     alts = { wgmma_128(1) } },
 }
@@ -50,50 +69,63 @@ local function fit_tile(tile, group, K)
   return tonumber(bm), tonumber(bn), bk
 end
 
--- per_sm: CTAs of the variant that run at once on one SM (nil: by tile).
-local function choose_split(want, max_m, bm, bn, bk, N, K, sms, per_sm)
-  if want ~= "auto" then return want end
+-- The split and stages of variant v for a bucket of at most max_m tokens.
+-- v.per_sm: CTAs of the variant that run at once on one SM (nil: by tile).
+local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
+  local want, per_sm = v.split, v.per_sm
+  if want ~= "auto" then return want, v.stages end
   local m = (max_m > 0) and max_m or bm
   local ctas = math.ceil(N / bn) * math.ceil(m / bm)
-  local split, ktiles = 1, K // bk
+  local ktiles = K // bk
   -- INT32 partials (split x BM x BN x 4 bytes per tile) must not outweigh
   -- the tile's 4-bit weights (BN x K / 2 bytes): split <= K / (8 BM).
   local cap = math.max(1, K // (8 * bm))
-  -- Thin tiles (many CTAs per SM) split until they reach WAVES waves. Tall
-  -- ones (>= 128 tokens: one CTA per SM by registers, 64 KB of partials)
-  -- split only while all CTAs still fit one wave: a partial second wave
-  -- runs nearly alone (measured: 12288x4096 at M = 128, 44 us at split 1,
-  -- 56 us at split 2).
-  local function room(s)
+  local function grow(fits)
+    local s = 1
+    while s < D.MAX_SPLIT and s * 2 <= cap and fits(s * 2) and ktiles // (s * 2) >= D.MIN_KTILES do s = s * 2 end
+    return s
+  end
+  local ow = v.one_wave
+  if ow then
+    local s = grow(function(t) return ctas * t <= sms end)
+    if ctas * s <= sms and ctas * s >= ow.fill * sms and ktiles // s <= ow.max_ktiles then return s, ow.stages end
+  end
+  -- fits(s): may the grid take split s? Variants that know how many of
+  -- their CTAs share an SM (per_sm) split while every CTA is resident at
+  -- once. Thin tiles (many CTAs per SM) split until they reach WAVES waves.
+  -- Tall ones (>= 128 tokens: one CTA per SM by registers, 64 KB of
+  -- partials) split only while all CTAs still fit one wave: a partial
+  -- second wave runs nearly alone (measured: 12288x4096 at M = 128, 44 us
+  -- at split 1, 56 us at split 2).
+  local function fits(s)
     if per_sm then return ctas * s <= per_sm * sms end
-    if bm >= 128 then return ctas * s * 2 <= sms end
-    return ctas * s < D.WAVES * sms
+    if bm >= 128 then return ctas * s <= sms end
+    return ctas * s < 2 * D.WAVES * sms
   end
-  while split < D.MAX_SPLIT and split * 2 <= cap and room(split)
-        and ktiles // (split * 2) >= D.MIN_KTILES do
-    split = split * 2
-  end
-  return split
+  return grow(fits), v.stages
 end
 
 -- The bucket's variant for this layer and target: its first alternative
--- whose conditions hold, else its own fields.
-local function pick(b, N, K, arch)
+-- whose conditions hold (min_kloop: at least this many K tiles per CTA at
+-- the split chosen), else its own fields.
+local function gemm_key(scheme, group, b, N, K, arch, sms)
+  local archn = V.norm_arch(arch)
+  local v, bm, bn, bk, split, stages
   for _, alt in ipairs(b.alts or {}) do
-    if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == arch)
+    if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) then
-      return alt
+      bm, bn, bk = fit_tile(alt.tile, group, K)
+      split, stages = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
+      if not alt.min_kloop or (K // bk) // split >= alt.min_kloop then v = alt; break end
     end
   end
-  return b
-end
-
-local function gemm_key(scheme, group, b, N, K, arch, sms)
-  local v = pick(b, N, K, V.norm_arch(arch))
-  local bm, bn, bk = fit_tile(v.tile, group, K)
+  if not v then
+    v = b
+    bm, bn, bk = fit_tile(v.tile, group, K)
+    split, stages = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
+  end
   return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s",
-                       scheme, group, bm, bn, bk, v.warps, v.stages,
-                       choose_split(v.split, b.max_m, bm, bn, bk, N, K, sms, v.per_sm), v.pipe or "multistage", arch)
+                       scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch)
 end
 
 -- 512 threads x 4 cached chunks x 8 values: rows up to K = 16384 are read once.

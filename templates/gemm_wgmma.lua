@@ -1,7 +1,12 @@
 -- gemm_wgmma.lua -- the launch plan of gemm_wgmma.cu (pipe=wgmma, sm_90a):
 -- warpgroup MMA with the dequantized weights as the register A operand and
 -- the tokens as the shared-memory B operand.
--- Field meanings in this pipe:
+-- pipe=tma is the same kernel with its ring filled by the tensor memory
+-- accelerator: one thread issues a tensor copy per operand per K tile
+-- (tokens 128-byte swizzled by the map) completing on per-slot mbarriers,
+-- and warps release slots on "empty" mbarriers instead of meeting at a CTA
+-- barrier every K tile. The runtime passes the three tensor maps.
+-- Field meanings in these pipes:
 --   tile=BMxBNx128  BM tokens x BN weight rows per CTA; the K step is 128
 --                   (one 128-byte swizzled activation row per token)
 --   warps=WMx(4*G)  WM warpgroups split the tokens (each a wgmma of BM/WM
@@ -23,22 +28,26 @@ function P.check(f, arch)
   local d = import("lib/gemm.lua").dims(f)
   local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
   local stages, g, split = d.stages, d.g, d.split
-  if f.arch ~= "sm_90a" then bad("pipe=wgmma needs arch=sm_90a (warpgroup MMA), not " .. f.arch) end
-  if bk ~= 128 then bad("pipe=wgmma: tile K step " .. bk .. " must be 128 (one 128-byte swizzle row)") end
-  if wn % 4 ~= 0 then bad("pipe=wgmma: warps=" .. f.warps .. ": warps along N must be whole warpgroups (4, 8, ...)") end
+  local pipe = f.pipe
+  if f.arch ~= "sm_90a" then bad("pipe=" .. pipe .. " needs arch=sm_90a (warpgroup MMA), not " .. f.arch) end
+  if bk ~= 128 then bad("pipe=" .. pipe .. ": tile K step " .. bk .. " must be 128 (one 128-byte swizzle row)") end
+  if wn % 4 ~= 0 then bad("pipe=" .. pipe .. ": warps=" .. f.warps .. ": warps along N must be whole warpgroups (4, 8, ...)") end
   local wgn = wn // 4
-  if wm * wgn > 4 then bad("pipe=wgmma: at most 4 warpgroups per CTA (" .. f.warps .. ")") end
-  if bn % (64 * wgn) ~= 0 then bad("pipe=wgmma: tile N " .. bn .. " must be a multiple of 64 x " .. wgn .. " warpgroups") end
+  if wm * wgn > 4 then bad("pipe=" .. pipe .. ": at most 4 warpgroups per CTA (" .. f.warps .. ")") end
+  if bn % (64 * wgn) ~= 0 then bad("pipe=" .. pipe .. ": tile N " .. bn .. " must be a multiple of 64 x " .. wgn .. " warpgroups") end
   if bm % wm ~= 0 or not valid_n(bm // wm) then
-    bad("pipe=wgmma: tile M " .. bm .. " over " .. wm .. " warpgroups must give 8, 16, 24, 32 or a multiple of 16 up to 256 tokens each")
+    bad("pipe=" .. pipe .. ": tile M " .. bm .. " over " .. wm .. " warpgroups must give 8, 16, 24, 32 or a multiple of 16 up to 256 tokens each")
   end
-  if stages < 3 then bad("pipe=wgmma: stages=" .. stages .. " must be at least 3") end
+  if pipe == "tma" and bm > 256 then
+    bad("pipe=tma: tile M " .. bm .. " must be at most 256 tokens (one tensor-map box)")
+  end
+  if stages < 3 then bad("pipe=" .. pipe .. ": stages=" .. stages .. " must be at least 3") end
   if g > 0 and g % bk ~= 0 and bk % g ~= 0 then
     bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
   end
   local mi, nt = bn // wgn // 64, bm // wm
   if mi * nt // 2 > 128 then
-    bad("pipe=wgmma: warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. (mi * nt // 2) .. " accumulator registers per thread (max 128)")
+    bad("pipe=" .. pipe .. ": warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. (mi * nt // 2) .. " accumulator registers per thread (max 128)")
   end
   -- Registers: accumulators, two steps of A fragments, ~40 for addresses
   -- and parameters; past the per-thread share of the register file ptxas
@@ -56,19 +65,21 @@ function P.check(f, arch)
   local stage_bytes = (x_bytes + w_bytes + gp_bytes + 1023) // 1024 * 1024
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
-  -- 1024 bytes of slack align the ring; the split-K flag is static.
+  -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
+  -- are static.
   local smem = math.max(stages * stage_bytes, bm * ldc * out_bytes) + 1024
-  if smem + 128 > arch.smem then
+  local static = 16 + ((pipe == "tma") and 16 * stages or 0)
+  if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
   end
   return {
-    name = "qjit_gemm_wgmma_" .. f.scheme:gsub("-", "_"),
+    name = "qjit_gemm_" .. pipe .. "_" .. f.scheme:gsub("-", "_"),
     threads = threads, smem = smem,
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
-    pdl = 1,
+    pdl = 1, tma = (pipe == "tma") and 1 or 0,
   }
 end
 

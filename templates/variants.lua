@@ -86,9 +86,11 @@ V.KINDS = {
   gemm = {
     -- pipe=multistage: shared-memory ring and mma.sync, tiles for any M;
     -- pipe=decode: weights streamed into registers, for a few tokens;
-    -- pipe=wgmma: shared-memory ring and warpgroup MMA (sm_90a).
+    -- pipe=wgmma: shared-memory ring and warpgroup MMA (sm_90a);
+    -- pipe=tma: the same with the ring filled by the TMA (sm_90a).
     template = function(f)
-      return ({ decode = "gemm_decode.cu", wgmma = "gemm_wgmma.cu" })[f.pipe] or "gemm_multistage.cu"
+      return ({ decode = "gemm_decode.cu", wgmma = "gemm_wgmma.cu", tma = "gemm_wgmma.cu" })[f.pipe]
+             or "gemm_multistage.cu"
     end,
     fields = {
       scheme = { norm = norm_scheme, default = "w4a8-lqq" },
@@ -98,7 +100,8 @@ V.KINDS = {
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
       split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
       pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage", decode = "decode",
-                                              gemv = "decode", wgmma = "wgmma", gmma = "wgmma" }), default = "multistage" },
+                                              gemv = "decode", wgmma = "wgmma", gmma = "wgmma",
+                                              tma = "tma", ["wgmma-tma"] = "tma" }), default = "multistage" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
       arch   = { norm = norm_arch },
     },

@@ -41,7 +41,8 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every default variant, every arch: proves every template compiles. */
+/* Every default variant, every arch (and on sm_90a the cp.async form of the
+ * wgmma pipe): proves every template compiles. */
 START_TEST(default_set_compiles_for_every_arch)
 {
     static const char *archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
@@ -58,6 +59,13 @@ START_TEST(default_set_compiles_for_every_arch)
         ck_assert_int_eq(info.from_cache, 0);
         if (strstr(p, "kernel=gemm") && n < 64)
             times[n++] = info.compile_seconds;
+    }
+    /* The default set on sm_90a uses the TMA form of gemm_wgmma.cu; its
+     * cp.async form compiles too. */
+    if (!strcmp(arch, "sm_90a")) {
+        qjit_compile_info info;
+        compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=64;tile=128x128x128;warps=2x4;stages=4;split=2", &info);
+        compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=0;tile=64x256x128;warps=1x8;stages=4;split=1", &info);
     }
     ck_assert_int_ge(n, 8);
     qsort(times, (size_t)n, sizeof times[0], cmp_double);

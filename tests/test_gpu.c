@@ -224,7 +224,7 @@ START_TEST(concurrent_forward_calls)
 END_TEST
 
 /* A forced variant (odd split-K, another tile) runs at every M, exact (on
- * sm_90a also a wgmma one); one of another group is refused at create. */
+ * sm_90a also wgmma and TMA ones); one of another group is refused at create. */
 START_TEST(forced_variant)
 {
     fixture f;
@@ -247,12 +247,20 @@ START_TEST(forced_variant)
     qjit_linear_destroy(lin);
     /* On sm_90a, a warpgroup-MMA variant with two warpgroups along the
      * tokens, two 64-row blocks each, and an odd split. */
+    /* The same through the TMA pipe: a split whose slices are shorter
+     * than the ring, and a 3-stage ring that wraps (mbarrier parity). */
+    static const char *const sm90a_variants[] = {
+        "g=128;tile=64x128x128;warps=2x4;stages=5;split=3;pipe=wgmma",
+        "g=128;tile=64x128x128;warps=2x4;stages=5;split=3;pipe=tma",
+        "g=128;tile=128x128x128;warps=1x8;stages=4;split=3;pipe=tma",
+        "g=128;tile=64x256x128;warps=1x8;stages=3;split=1;pipe=tma",
+    };
     char arch[16];
     ck_assert_int_eq(qjit_context_arch(f.ctx, arch, sizeof arch), QJIT_OK);
-    if (!strcmp(arch, "sm_90a")) {
-        lo.variant = "g=128;tile=64x128x128;warps=2x4;stages=5;split=3;pipe=wgmma";
+    for (size_t i = 0; !strcmp(arch, "sm_90a") && i < sizeof sm90a_variants / sizeof sm90a_variants[0]; i++) {
+        lo.variant = sm90a_variants[i];
         st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin);
-        ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(f.ctx));
+        ck_assert_msg(st == QJIT_OK, "%s: %s", lo.variant, qjit_last_error(f.ctx));
         f.lin = lin;
         check_m(&f, 5, 33);
         check_m(&f, 77, 34);

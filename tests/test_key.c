@@ -126,6 +126,21 @@ START_TEST(bad_keys_are_rejected)
 }
 END_TEST
 
+/* Generates `key` and checks its source holds every text of `has` and none
+ * of `lacks` (NULL-terminated lists); returns the source (caller frees). */
+static char *source_with(qjit_context *ctx, const char *key, const char *const *has, const char *const *lacks)
+{
+    char *src = NULL;
+    size_t len = 0;
+    ck_assert_msg(qjit_generate(ctx, key, &src, &len) == QJIT_OK, "%s: %s", key, qjit_last_error(ctx));
+    ck_assert_uint_eq(len, strlen(src));
+    for (; has && *has; has++)
+        ck_assert_msg(strstr(src, *has) != NULL, "%s: source lacks '%s'", key, *has);
+    for (; lacks && *lacks; lacks++)
+        ck_assert_msg(strstr(src, *lacks) == NULL, "%s: source has '%s'", key, *lacks);
+    return src;
+}
+
 START_TEST(generated_source_starts_with_its_key)
 {
     qjit_context *ctx = make_ctx();
@@ -137,12 +152,11 @@ START_TEST(generated_source_starts_with_its_key)
     canon(ctx, key, want);
     snprintf(first, sizeof first, "// qjit variant: %s\n", want);
     ck_assert_msg(!strncmp(src, first, strlen(first)), "source starts with: %.200s", src);
-    ck_assert_uint_eq(len, strlen(src));
-    ck_assert_ptr_nonnull(strstr(src, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"));
-    ck_assert_ptr_nonnull(strstr(src, "cp.async.cg.shared.global"));
-    ck_assert_ptr_nonnull(strstr(src, "^ 0x80808080u"));
-    ck_assert_ptr_null(strstr(src, "{{"));
-    ck_assert_ptr_null(strstr(src, "//%"));
+    qjit_free(ctx, src);
+    src = source_with(ctx, key,
+                      (const char *const[]){"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+                                            "cp.async.cg.shared.global", "^ 0x80808080u", NULL},
+                      (const char *const[]){"{{", "//%", NULL});
     qjit_free(ctx, src);
     /* A variant whose tiles do not fit is refused with the reason. */
     ck_assert_int_eq(qjit_generate(ctx, "tile=60x128x64", &src, &len), QJIT_INVALID_KEY);
@@ -159,14 +173,19 @@ START_TEST(wgmma_variants_are_checked)
     qjit_context *ctx = make_ctx();
     char *src = NULL;
     size_t len = 0;
-    ck_assert_int_eq(qjit_generate(ctx, "pipe=wgmma;tile=128x128x128;warps=1x8;stages=4;split=2", &src, &len),
-                     QJIT_OK);
-    ck_assert_ptr_nonnull(strstr(src, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"));
-    ck_assert_ptr_nonnull(strstr(src, "fence.proxy.async.shared::cta"));
-    ck_assert_ptr_null(strstr(src, "mma.sync"));
+    src = source_with(ctx, "pipe=wgmma;tile=128x128x128;warps=1x8;stages=4;split=2",
+                      (const char *const[]){"wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
+                                            "fence.proxy.async.shared::cta", "cp_async_wait<", NULL},
+                      (const char *const[]){"mma.sync", "cp.async.bulk", NULL});
     qjit_free(ctx, src);
-    ck_assert_int_eq(qjit_generate(ctx, "pipe=wgmma;tile=64x128x128;warps=2x4", &src, &len), QJIT_OK);
-    ck_assert_ptr_nonnull(strstr(src, "m64n32k32"));
+    src = source_with(ctx, "pipe=wgmma;tile=64x128x128;warps=2x4", (const char *const[]){"m64n32k32", NULL}, NULL);
+    qjit_free(ctx, src);
+    /* pipe=tma: the same MMAs, the ring filled by tensor copies on mbarriers. */
+    src = source_with(ctx, "pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=2",
+                      (const char *const[]){"wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
+                                            "cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity",
+                                            "__grid_constant__ qjit_tmap xmap", NULL},
+                      (const char *const[]){"cp_async_wait<", "load_stage<", NULL});
     qjit_free(ctx, src);
     static const struct { const char *key, *words; } bad[] = {
         {"pipe=wgmma;tile=128x128x128;warps=1x8;arch=sm_90", "needs arch=sm_90a"},
@@ -178,6 +197,9 @@ START_TEST(wgmma_variants_are_checked)
         {"pipe=wgmma;tile=256x128x128;warps=2x8", "registers per thread"},
         {"pipe=wgmma;tile=256x128x128;warps=2x4;stages=8", "shared memory"},
         {"pipe=wgmma;tile=128x128x128;warps=1x8;stages=2", "stages"},
+        {"pipe=tma;tile=128x128x128;warps=1x8;arch=sm_90", "pipe=tma needs arch=sm_90a"},
+        {"pipe=tma;tile=512x128x128;warps=2x4", "at most 256 tokens"},
+        {"pipe=tma;tile=128x128x128;warps=1x8;stages=2", "stages"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         src = (char *)0x1;
@@ -190,18 +212,19 @@ START_TEST(wgmma_variants_are_checked)
 }
 END_TEST
 
-/* The dispatch table uses the wgmma pipe only where it can run: sm_90a,
- * and K a multiple of its 128-wide step. */
+/* The dispatch table uses the warpgroup-MMA pipes (here the TMA one) only
+ * where they can run: sm_90a, and K a multiple of their 128-wide step. */
 START_TEST(dispatch_picks_wgmma_on_sm90a_only)
 {
     qjit_context *ctx = make_ctx();
     char *list = NULL;
     ck_assert_int_eq(qjit_default_variants(ctx, "sm_90a", &list), QJIT_OK);
-    ck_assert_ptr_nonnull(strstr(list, "pipe=wgmma"));
+    ck_assert_ptr_nonnull(strstr(list, "pipe=tma"));
     ck_assert_ptr_nonnull(strstr(list, "pipe=decode"));
     qjit_free(ctx, list);
     ck_assert_int_eq(qjit_default_variants(ctx, "sm_90", &list), QJIT_OK);
     ck_assert_ptr_null(strstr(list, "pipe=wgmma"));
+    ck_assert_ptr_null(strstr(list, "pipe=tma"));
     ck_assert_ptr_nonnull(strstr(list, "pipe=multistage"));
     qjit_free(ctx, list);
     qjit_context_destroy(ctx);

@@ -12,12 +12,19 @@ function G.dims(f)
 end
 
 -- The parameters of every GEMM kernel; Y is INT32 for epi=i32, else FP16.
+-- Kernels that load through the TMA (p.tma == 1) take three tensor maps
+-- after them.
 function G.params(p)
   return table.concat({
     "const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const float *__restrict__ s0,",
     "    const signed char *__restrict__ Xq, const float *__restrict__ sx,",
     "    " .. ((p.epi == "i32") and "int" or "u16") .. " *__restrict__ Y,",
-    "    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters",
+    "    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters" ..
+      ((p.tma == 1) and "," or ""),
+    -- TMA pipelines: tensor maps of Xq (per call), the packed weights and
+    -- the group parameters (per layer and tile), built by the runtime.
+    (p.tma == 1) and "    const __grid_constant__ qjit_tmap xmap, const __grid_constant__ qjit_tmap wmap,\n"
+                     .. "    const __grid_constant__ qjit_tmap gmap" or nil,
   }, "\n")
 end
 
