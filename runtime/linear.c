@@ -157,8 +157,10 @@ static void key_shape(const char *key, bucket *b)
     b->tma = strstr(key, ";pipe=tma;") != NULL;
 }
 
-/* A 2D tensor map: dims[0] contiguous elements of `bytes` each per row,
- * dims[1] rows `stride` bytes apart, copied in boxes of box[0] x box[1]. */
+/* A 2D tensor map: rows of `cols` elements of `type`, `stride` bytes
+ * apart, copied in boxes of box_cols x box_rows; boxes reaching past the
+ * tensor are zero-filled. Written into `out` as its 128 bytes (a bucket's
+ * allocation need not have CUtensorMap's 64-byte alignment). */
 static qjit_status encode_map(qjit_context *ctx, uint64_t out[16], CUtensorMapDataType type, CUdeviceptr base,
                               uint64_t cols, uint64_t rows, uint64_t stride, uint32_t box_cols, uint32_t box_rows,
                               CUtensorMapSwizzle swizzle, const char *what)
