@@ -2,7 +2,8 @@
  * once, a dispatch table from templates/dispatch.lua (M bucket -> variant),
  * and forward(), whose steady state is two launches and nothing else: no
  * allocation, no file, no Lua, no lock (kernels are published through
- * atomic pointers once resolved). */
+ * atomic pointers once resolved). The TMA pipe adds one host-side tensor-map
+ * encode of the activations per call. */
 #define _GNU_SOURCE
 #include "context.h"
 #include "core.h"

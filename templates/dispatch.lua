@@ -9,7 +9,8 @@ local D = {}
 -- square-ish tiles to reuse each dequantized weight across many tokens.
 -- A bucket may list `alts`: variants used instead, the first whose
 -- conditions hold (max_n: N at most this; arch: only for this target;
--- k_multiple: K a multiple of this).
+-- k_multiple: K a multiple of this; min_kloop: at least this many K tiles
+-- per CTA at the split chosen).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -106,8 +107,7 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
 end
 
 -- The bucket's variant for this layer and target: its first alternative
--- whose conditions hold (min_kloop: at least this many K tiles per CTA at
--- the split chosen), else its own fields.
+-- whose conditions hold, else its own fields.
 local function gemm_key(scheme, group, b, N, K, arch, sms)
   local archn = V.norm_arch(arch)
   local v, bm, bn, bk, split, stages
