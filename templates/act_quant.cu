@@ -8,7 +8,7 @@
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
 {{ lib.prelude }}
 #define THREADS {{ p.threads }}
-#define CACHED 4                     /* 16-byte chunks a thread keeps in registers */
+#define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 
 static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
 {
@@ -52,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 
     /* Rows of up to THREADS * CACHED chunks are read once and kept in
      * registers (unrolled, predicated: no local memory); longer rows are
-     * read twice. */
+     * read twice, CACHED chunks per thread in flight. */
     const int per_thread = (chunks + THREADS - 1) / THREADS;
     const bool cached = per_thread <= CACHED;
     uint4 keep[CACHED];
@@ -72,12 +72,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 amax = fmaxf(amax, fabsf(x[e]));
         }
     } else {
-        for (int c = threadIdx.x; c < chunks; c += THREADS) {
-            float x[8];
-            unpack8(row[c], x);
+        /* CACHED loads in flight per thread, batch after batch. */
+        for (int c0 = threadIdx.x; c0 < chunks; c0 += CACHED * THREADS) {
 #pragma unroll
-            for (int e = 0; e < 8; ++e)
-                amax = fmaxf(amax, fabsf(x[e]));
+            for (int i = 0; i < CACHED; ++i) {
+                const int c = c0 + i * THREADS;
+                keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+            }
+#pragma unroll
+            for (int i = 0; i < CACHED; ++i) {
+                float x[8];
+                unpack8(keep[i], x);
+#pragma unroll
+                for (int e = 0; e < 8; ++e)
+                    amax = fmaxf(amax, fabsf(x[e]));
+            }
         }
     }
 #pragma unroll
@@ -106,10 +115,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             }
         }
     } else {
-        for (int c = threadIdx.x; c < chunks; c += THREADS) {
-            float x[8];
-            unpack8(row[c], x);
-            out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+        for (int c0 = threadIdx.x; c0 < chunks; c0 += CACHED * THREADS) {
+#pragma unroll
+            for (int i = 0; i < CACHED; ++i) {
+                const int c = c0 + i * THREADS;
+                keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+            }
+#pragma unroll
+            for (int i = 0; i < CACHED; ++i) {
+                const int c = c0 + i * THREADS;
+                if (c < chunks) {
+                    float x[8];
+                    unpack8(keep[i], x);
+                    out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+                }
+            }
         }
     }
 }

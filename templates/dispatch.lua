@@ -128,7 +128,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms)
                        scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch)
 end
 
--- 512 threads x 4 cached chunks x 8 values: rows up to K = 16384 are read once.
+-- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
 D.QUANT = "kernel=act-quant;bits=8;threads=512"
 
 -- Returns the layer's table: quant (key), nbuckets, and per bucket i

@@ -37,7 +37,7 @@ function P.check(f, arch)
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, warps_n = wn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
-    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi, l2pf = import("lib/gemm.lua").check_l2pf(f, arch),
     -- Programmatic dependent launch (sm_90+): start while the activation
     -- kernel still runs, fetch weights first, wait before touching Xq.
     pdl = (arch.cc >= 90) and 1 or 0,

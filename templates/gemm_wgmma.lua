@@ -58,6 +58,10 @@ function P.check(f, arch)
     bad(string.format("pipe=wgmma: warpgroup tile %dx%d needs ~%d registers per thread; %d threads allow %d",
                       nt, bn // wgn, mi * nt // 2 + mi * 32 + 40, threads, cap))
   end
+  local l2pf = import("lib/gemm.lua").check_l2pf(f, arch)
+  if pipe == "tma" and l2pf > 0 then
+    bad("pipe=tma: l2pf=" .. l2pf .. " is for the cp.async rings (the TMA ring's stages are its look-ahead)")
+  end
   local ng = (g > 0) and math.max(1, bk // g) or 0
   -- Stage layout: activations first (the swizzled B operand must sit on a
   -- 1024-byte boundary), then packed weights, then group parameters.
@@ -78,7 +82,7 @@ function P.check(f, arch)
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
-    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi, l2pf = l2pf,
     pdl = 1, tma = (pipe == "tma") and 1 or 0,
   }
 end

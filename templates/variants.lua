@@ -99,6 +99,9 @@ V.KINDS = {
       warps  = { norm = norm_dims("warps", 2), default = "2x2" },
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
       split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
+      -- l2pf=D: keep the packed weights of the D K tiles past the ring
+      -- requested into L2 (bulk prefetch, sm_90+); 0: none.
+      l2pf   = { norm = norm_int("l2pf", 0, 64), default = "0" },
       pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage", decode = "decode",
                                               gemv = "decode", wgmma = "wgmma", gmma = "wgmma",
                                               tma = "tma", ["wgmma-tma"] = "tma" }), default = "multistage" },

@@ -138,6 +138,7 @@ static const int64_t MS[] = {1, 7, 16, 33, 128, 1000};
 static const struct { int64_t N, K; int group; } SHAPES[] = {
     {4096, 4096, 128}, {11008, 4096, 128}, {4096, 11008, 128}, {4096, 4096, 64}, {4096, 4096, 0},
     {16 * 7, 64 * 5, 64}, {16 * 13, 64 * 3, 0}, {16 * 21, 128 * 3, 128}, {16 * 3, 64 * 7, 64},
+    {16 * 3, 128 * 325, 128},      /* rows past the activation kernel's register cache */
 };
 
 START_TEST(gemm_bit_exact)
@@ -265,6 +266,29 @@ START_TEST(forced_variant)
         check_m(&f, 5, 33);
         check_m(&f, 77, 34);
         check_m(&f, 300, 35);
+        f.lin = dispatched;
+        qjit_linear_destroy(lin);
+    }
+    /* sm_90+: rings and decode warps that request weights into L2 ahead of
+     * their loads, with windows running past a slice's end (split 3 of 8 K
+     * tiles; decode windows of 3 steps over 8). */
+    static const char *const l2pf_variants[] = {
+        "g=128;tile=16x64x128;warps=1x4;stages=3;split=3;l2pf=2",
+        "g=128;tile=32x128x64;warps=1x4;stages=4;split=1;l2pf=8",
+        "g=128;tile=8x16x64;warps=1x4;stages=2;pipe=decode;l2pf=1",
+        "g=128;tile=16x32x64;warps=1x2;stages=3;pipe=decode;l2pf=3",
+        "g=128;tile=64x128x128;warps=1x8;stages=4;split=2;pipe=wgmma;l2pf=2",
+    };
+    for (size_t i = 0; !strncmp(arch, "sm_90", 5) && i < sizeof l2pf_variants / sizeof l2pf_variants[0]; i++) {
+        if (strstr(l2pf_variants[i], "wgmma") && strcmp(arch, "sm_90a"))
+            continue;
+        lo.variant = l2pf_variants[i];
+        st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin);
+        ck_assert_msg(st == QJIT_OK, "%s: %s", lo.variant, qjit_last_error(f.ctx));
+        f.lin = lin;
+        check_m(&f, 1, 36);
+        check_m(&f, 13, 37);
+        check_m(&f, 77, 38);
         f.lin = dispatched;
         qjit_linear_destroy(lin);
     }

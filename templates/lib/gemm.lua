@@ -8,7 +8,60 @@ function G.dims(f)
   local bm, bn, bk = f.tile:match("^(%d+)x(%d+)x(%d+)$")
   local wm, wn = f.warps:match("^(%d+)x(%d+)$")
   return { bm = tonumber(bm), bn = tonumber(bn), bk = tonumber(bk), wm = tonumber(wm), wn = tonumber(wn),
-           stages = tonumber(f.stages), g = tonumber(f.g), split = tonumber(f.split) }
+           stages = tonumber(f.stages), g = tonumber(f.g), split = tonumber(f.split), l2pf = tonumber(f.l2pf) }
+end
+
+-- Checks l2pf (K tiles requested into L2 ahead of the ring) against the
+-- target; returns it as a number.
+function G.check_l2pf(f, arch)
+  local d = tonumber(f.l2pf)
+  if d > 0 and arch.cc < 90 then
+    fail("INVALID_KEY", "l2pf=" .. d .. " needs sm_90 or newer (bulk L2 prefetch), not " .. f.arch)
+  end
+  return d
+end
+
+-- l2_prefetch(kb0, kb1, ...): requests packed K blocks [kb0, kb1) (64 k
+-- each) of 16-row blocks nb0 .. nb0 + RB - 1, and their group parameters,
+-- into L2. One bulk prefetch per row block and operand, issued by lanes
+-- 0 .. RB - 1 of the calling warp; nothing lands in the CTA, so a
+-- prefetch never has to be waited for. Empty unless p.l2pf > 0.
+function G.l2_prefetch(p)
+  if (p.l2pf or 0) == 0 then return "" end
+  local gp = (p.group > 0) and [[
+        const int groups_per_row = K / GROUP;
+        const int g0 = kb0 * 64 / GROUP, g1 = (kb1 * 64 + GROUP - 1) / GROUP;
+        prefetch_l2(gparams + ((size_t)nb * groups_per_row + g0) * 8, (g1 - g0) * 32);
+]] or ""
+  return [[
+static __device__ __forceinline__ void prefetch_l2(const void *p, int bytes)
+{
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" :: "l"(p), "r"(bytes) : "memory");
+}
+template <int RB>
+static __device__ __forceinline__ void l2_prefetch(int kb0, int kb1, int lane, const uint4 *__restrict__ qweight,
+    const u32 *__restrict__ gparams, int nb0, int N, int K)
+{
+    const int nb = nb0 + lane;
+    if (lane < RB && kb0 < kb1 && nb * 16 < N) {
+        prefetch_l2(qweight + ((size_t)nb * (K / 64) + kb0) * 32, (kb1 - kb0) * 512);
+]] .. gp .. [[
+    }
+}
+]]
+end
+
+-- The ring pipelines' L2 prefetch at K tile kt (a CTA-relative index):
+-- warp 0 requests tile kt + PREFETCH + L2PF, the one L2PF tiles past the
+-- ring's refill. The prologue requested the tiles before it.
+function G.l2_prefetch_step(p)
+  if (p.l2pf or 0) == 0 then return "" end
+  return string.format([[
+        if (warp == 0 && kt + PREFETCH + %d < ktiles) {
+            const int t = kt_begin + kt + PREFETCH + %d;
+            l2_prefetch<BN / 16>(t * (BK / 64), (t + 1) * (BK / 64), lane, qweight, gparams, n_cta / 16, N, K);
+        }
+]], p.l2pf, p.l2pf)
 end
 
 -- The parameters of every GEMM kernel; Y is INT32 for epi=i32, else FP16.
@@ -100,6 +153,14 @@ end
 -- start first, and the kernel waits for it before reading Xq, sx or the
 -- counters.
 function G.prologue(p)
+  -- With l2pf the next L2PF tiles past the ring are requested into L2 right
+  -- after the ring's own weight copies (before the wait, with PDL).
+  local l2 = ((p.l2pf or 0) > 0) and string.format([[
+    if (warp == 0) {
+        const int t0 = kt_begin + PREFETCH, t1 = kt_begin + min(ktiles, PREFETCH + %d);
+        l2_prefetch<BN / 16>(t0 * (BK / 64), t1 * (BK / 64), lane, qweight, gparams, n_cta / 16, N, K);
+    }
+]], p.l2pf) or ""
   if p.pdl == 1 then
     return [[
     /* Weights first: they do not depend on the activation kernel that may
@@ -109,6 +170,7 @@ function G.prologue(p)
         if (s < ktiles)
             load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
                                     n_cta, m_cta, M, N, K);
+]] .. l2 .. [[
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #pragma unroll
     for (int s = 0; s < PREFETCH; ++s) {
@@ -119,7 +181,7 @@ function G.prologue(p)
     }
 ]]
   end
-  return [[
+  return l2 .. [[
 #pragma unroll
     for (int s = 0; s < PREFETCH; ++s) {
         if (s < ktiles)
