@@ -8,6 +8,11 @@
 #include "module.h"
 
 #include <ctype.h>
+#include <stdint.h>
+#include <sys/random.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +58,23 @@ int qjit__normalize_arch(const char *in, char out[16])
     return 1;
 }
 
+/* A random 64-bit start for the context's epochs (lib/gemm.lua's
+ * token_wait): the kernel's randomness, else the clock, pid and address. */
+static unsigned long long random_epoch(const void *salt)
+{
+    unsigned long long v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        v = ((unsigned long long)t.tv_sec << 32) ^ (unsigned long long)t.tv_nsec ^
+            ((unsigned long long)getpid() << 16) ^ (unsigned long long)(uintptr_t)salt;
+        v ^= v >> 29;
+        v *= 0xBF58476D1CE4E5B9ull;
+        v ^= v >> 32;
+    }
+    return v;
+}
+
 qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_context **out)
 {
     if (!out)
@@ -72,6 +94,7 @@ qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_contex
     memset(ctx, 0, sizeof *ctx);
     pthread_mutex_init(&ctx->error_lock, NULL);
     pthread_mutex_init(&ctx->lock, NULL);
+    atomic_init(&ctx->epoch, random_epoch(ctx));
     ctx->host_realloc = opts.host_realloc;
     ctx->host_ud = opts.host_ud;
     ctx->device_allocator = opts.device_allocator;

@@ -3,6 +3,7 @@
 #define QJIT_CONTEXT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include "qjit.h"
 #include "driver.h"
 
@@ -29,6 +30,10 @@ struct qjit_context {
     qjit__lua *lua;
     qjit__driver driver;         /* loaded on first need */
     qjit__module_table *modules;
+    /* Epochs of fused forwards (one per call, never repeated in this
+     * context; a random start keeps contexts apart): a fused GEMM's
+     * quantizer CTAs publish the call's epoch in the workspace. */
+    _Atomic unsigned long long epoch;
 };
 
 /* Internal context helpers (context.c). The *_locked / driver / lua ones

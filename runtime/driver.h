@@ -47,6 +47,13 @@
       (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,              \
        const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,       \
        CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill))                    \
+    X(StreamIsCapturing, "cuStreamIsCapturing", (CUstream, CUstreamCaptureStatus *))           \
+    X(StreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, CUstreamCaptureMode))          \
+    X(StreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))                           \
+    X(GraphInstantiate, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, unsigned long long)) \
+    X(GraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                                   \
+    X(GraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                                   \
+    X(GraphDestroy, "cuGraphDestroy", (CUgraph))                                               \
     X(GetErrorString, "cuGetErrorString", (CUresult, const char **))                           \
     X(GetErrorName, "cuGetErrorName", (CUresult, const char **))
 

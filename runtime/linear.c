@@ -1,9 +1,10 @@
 /* linear.c -- a quantized linear layer on the GPU: packed weights uploaded
  * once, a dispatch table from templates/dispatch.lua (M bucket -> variant),
- * and forward(), whose steady state is two launches and nothing else: no
- * allocation, no file, no Lua, no lock (kernels are published through
- * atomic pointers once resolved). The TMA pipe adds one host-side tensor-map
- * encode of the activations per call. */
+ * and forward(), whose steady state is two launches (activation kernel,
+ * GEMM) -- or one, for GEMMs that quantize their own tokens (actq=fused) --
+ * and nothing else: no allocation, no file, no Lua, no lock (kernels are
+ * published through atomic pointers once resolved). The TMA pipe adds one
+ * host-side tensor-map encode of the activations per call. */
 #define _GNU_SOURCE
 #include "context.h"
 #include "core.h"
@@ -89,11 +90,14 @@ static const bucket *find_bucket(const qjit_linear *lin, int64_t M)
     return &lin->buckets[lin->nbuckets - 1];
 }
 
+/* Quantizer flags of fused GEMMs (lib/gemm.lua's FUSED_QUANTIZERS). */
+#define FUSED_FLAGS 64
+
 /* Workspace, each part 256-byte aligned: Xq (M x K int8), sx (M floats),
- * the split-K arrival counters (one per output tile) and INT32 partials
- * (split x tile per output tile). */
+ * the quantizer flags of fused GEMMs, the split-K arrival counters (one per
+ * output tile) and INT32 partials (split x tile per output tile). */
 typedef struct ws_layout {
-    size_t sx, counters, partials, total;
+    size_t sx, flags, counters, partials, total;
     int ncounters;
 } ws_layout;
 
@@ -101,9 +105,10 @@ static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
 static ws_layout workspace_layout(const qjit_linear *lin, const bucket *b, int64_t M)
 {
-    ws_layout w = {0, 0, 0, 0, 0};
+    ws_layout w = {0, 0, 0, 0, 0, 0};
     w.sx = align256((size_t)M * (size_t)lin->K);
-    w.counters = w.sx + align256((size_t)M * sizeof(float));
+    w.flags = w.sx + align256((size_t)M * sizeof(float));
+    w.counters = w.flags + align256(FUSED_FLAGS * sizeof(unsigned long long));
     w.partials = w.counters;
     w.total = w.counters;
     if (b->split > 1) {
@@ -501,9 +506,38 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
         memcpy(&wmap, b->wmap, sizeof wmap);
         memcpy(&gmap, b->gmap, sizeof gmap);
     }
+    CUresult r;
+    if (gemm->fused) {
+        /* One launch: the GEMM quantizes its tokens and publishes this
+         * call's epoch in the flags (lib/gemm.lua, token_wait). A graph
+         * replays its launches with their arguments, so while the stream
+         * is captured the flags are cleared in the graph and the epoch is
+         * the one value (1) no uncaptured call uses. */
+        CUdeviceptr flags = ws + wl.flags;
+        CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+        if ((r = d->StreamIsCapturing((CUstream)stream, &capture)) != CUDA_SUCCESS)
+            return qjit__cuda_error(ctx, d, r, "asking whether the stream is being captured");
+        unsigned long long epoch = 1;
+        if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+            if ((r = d->MemsetD8Async(flags, 0, FUSED_FLAGS * sizeof(unsigned long long), (CUstream)stream)) !=
+                CUDA_SUCCESS)
+                return qjit__cuda_error(ctx, d, r, "clearing the quantizer flags");
+        } else {
+            do
+                epoch = atomic_fetch_add(&ctx->epoch, 1) + 1;
+            while (epoch < 2);
+        }
+        void *fargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials,
+                         &counters, &x, &flags, &epoch};
+        r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1,
+                            (unsigned)gemm->smem, (CUstream)stream, fargs, NULL);
+        if (r != CUDA_SUCCESS)
+            return qjit__cuda_error(ctx, d, r, "launching the GEMM");
+        return QJIT_OK;
+    }
     void *qargs[] = {&x, &xq, &sx, &m32, &k32, &counters, &ncounters};
-    CUresult r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
-                                 (CUstream)stream, qargs, NULL);
+    r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0, (CUstream)stream,
+                        qargs, NULL);
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
     void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials, &counters,

@@ -81,6 +81,10 @@ static qjit_status read_meta(qjit_context *ctx, const char *meta, qjit__kernel *
     k->pdl = qjit__meta_int(meta, "pdl", &pdl) && pdl == 1;
     long long tma = 0;
     k->tma = qjit__meta_int(meta, "tma", &tma) && tma == 1;
+    long long fused = 0;
+    k->fused = qjit__meta_int(meta, "fused", &fused) && fused == 1;
+    if (k->tma && k->fused)
+        return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: claims both tensor maps and fused quantization", k->key);
     if (k->threads < 32 || k->threads > 1024)
         return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: %d threads per block", k->key, k->threads);
     return QJIT_OK;

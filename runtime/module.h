@@ -17,6 +17,7 @@ typedef struct qjit__kernel {
     int tile_m, tile_n, tile_k, k_step, n_unit, group;
     int pdl;                     /* 1: launch with programmatic stream serialization */
     int tma;                     /* 1: takes tensor maps of Xq, weights, group parameters */
+    int fused;                   /* 1: quantizes its own tokens (takes X, flags, epoch) */
 } qjit__kernel;
 
 /* Finds or builds (cache / generate / compile) and loads key's kernel for the

@@ -1,6 +1,9 @@
 // qjit variant: {{ key }}
 //
-// Per-token symmetric INT8 activation quantization (ALGORITHMS.md section 1):
+// Per-token symmetric INT8 activation quantization (ALGORITHMS.md section 1;
+// unpack8/quant4 from lib/cuda.lua, whose quantize_row, used by fused GEMMs,
+// is this kernel's body for one row -- kept apart here because the kernel
+// written on it measured slower, see bench/results/2026-11-22-fused-h100):
 //   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
 //   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero.
 // IEEE division and roundf make it bit-identical to the CPU reference.
@@ -10,28 +13,7 @@
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 
-static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
-{
-    const u32 w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        x[2 * i] = half_to_float((u16)(w[i] & 0xFFFFu));
-        x[2 * i + 1] = half_to_float((u16)(w[i] >> 16));
-    }
-}
-
-static __device__ __forceinline__ u32 quant4(const float *x, float scale)
-{
-    u32 r = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        float q = roundf(x[i] / scale);
-        q = fminf(fmaxf(q, -127.0f), 127.0f);
-        r |= ((u32)(int)q & 0xFFu) << (8 * i);
-    }
-    return r;
-}
-
+{{ lib.act_row }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     const uint4 *__restrict__ X, uint2 *__restrict__ Xq, float *__restrict__ sx, int M, int K,
     unsigned *__restrict__ counters, int ncounters)

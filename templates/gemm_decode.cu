@@ -13,6 +13,7 @@
 {{ lib.prelude }}
 {{ lib.mma_s8 }}
 {{ lib.dequant[f.scheme] }}
+{{ gemm.fused_lib(p, lib) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define R {{ p.r }}                  /* 16-row weight blocks per CTA */
@@ -21,29 +22,7 @@
 #define THREADS {{ p.threads }}
 #define U {{ p.stages }}             /* K steps in flight per warp */
 #define GROUP {{ p.group }}          /* 0: one group per row (per channel) */
-#define L2PF {{ p.l2pf }}            /* K steps per warp requested into L2 past the U in flight */
 
-{{ gemm.l2_prefetch(p) }}
-//% if p.l2pf > 0 then
-/* Requests steps [from, to) of a warp's K slice of each of its R row blocks
- * (and their group parameters) into L2. Called by lane 0, whose pointers
- * are the slices' starts. */
-template <typename GP>
-static __device__ __forceinline__ void l2_steps(const uint4 *const (&wp)[R], const GP *const (&gp)[R], int kb0,
-                                                int from, int to)
-{
-    if (from >= to)
-        return;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        prefetch_l2(wp[r] + (size_t)from * 32, (to - from) * 512);
-//% if p.group > 0 then
-        const int g0 = (kb0 + from) * 64 / GROUP, g1 = ((kb0 + to) * 64 + GROUP - 1) / GROUP;
-        prefetch_l2(gp[r] + (size_t)g0 * 8, (g1 - g0) * 32);
-//% end
-    }
-}
-//% end
 /* Weights are read once: keep them out of L1, where the activations live. */
 static __device__ __forceinline__ uint4 ldg_stream(const uint4 *p)
 {
@@ -67,7 +46,7 @@ static __device__ __forceinline__ u32 ldg_act(const signed char *p)
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, {{ p.min_ctas }}) {{ p.name }}(
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(p) }})
 {
     __shared__ int red[BM * BN];          /* the CTA's tile, summed over warps */
@@ -115,18 +94,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, {{ p.min_ctas }}) {{ p.nam
 //% end
             }
 
-//% if p.l2pf > 0 then
-    /* The L2PF steps after those into L2, ahead of the loop's refills. */
-    if (lane == 0)
-        l2_steps(wp, {{ p.group > 0 and "gp" or "wp" }}, kb0, U, min(steps, U + L2PF));
-//% end
-
     for (int i = tid; i < BM * BN; i += THREADS)
         red[i] = 0;
-//% if p.pdl == 1 then
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-//% end
-
+{{ gemm.token_wait(p) }}
     /* Lane (t, q) = (lane / 4, lane % 4) gives the MMA's B fragment of token
      * 8j + t: bytes 16i + 4q .. 16i + 4q + 3 of the 64-byte K block, i = 0..3
      * (two MMAs of 32). Tokens past M read nothing and count as zero. */
@@ -147,24 +117,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, {{ p.min_ctas }}) {{ p.nam
             acc[r][j][0] = acc[r][j][1] = acc[r][j][2] = acc[r][j][3] = 0;
 
     for (int s0 = 0; s0 < steps; s0 += U) {
-//% if p.l2pf > 0 then
-        if (lane == 0)
-            l2_steps(wp, {{ p.group > 0 and "gp" or "wp" }}, kb0, s0 + U + L2PF, min(steps, s0 + 2 * U + L2PF));
-//% end
-        /* The tokens of all U steps at once: one L2 round trip per window,
-         * not one per step. */
-        u32 b[U][NT][4];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int j = 0; j < NT; ++j)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    b[u][j][i] = (xok[j] && s0 + u < steps) ? ldg_act(xp[j] + (size_t)(s0 + u) * 64 + i * 16) : 0u;
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int s = s0 + u;
             if (s < steps) {
+                u32 b[NT][4];
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        b[j][i] = xok[j] ? ldg_act(xp[j] + (size_t)s * 64 + i * 16) : 0u;
                 u32 a[R][2][4];
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
@@ -193,7 +155,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, {{ p.min_ctas }}) {{ p.nam
                     for (int r = 0; r < R; ++r)
 #pragma unroll
                         for (int j = 0; j < NT; ++j)
-                            mma_s8_16832(acc[r][j], a[r][kk], b[u][j][2 * kk], b[u][j][2 * kk + 1]);
+                            mma_s8_16832(acc[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
             }
         }
     }

@@ -7,8 +7,6 @@
 --   stages=U       K steps each warp keeps in flight (U x BN/16 x 512 bytes)
 --   split=1        a CTA covers all of K (its warps split it), so no
 --                  arrival counters or partials
---   l2pf=D         each warp keeps the D steps past its U in flight
---                  requested into L2
 local P = {}
 
 local function bad(msg) fail("INVALID_KEY", msg) end
@@ -23,10 +21,11 @@ function P.check(f, arch)
   if wm ~= 1 then bad("pipe=decode: warps=" .. f.warps .. " must be 1xW (W warps split K)") end
   if wn > 16 then bad("pipe=decode: at most 16 warps per CTA (" .. f.warps .. ")") end
   if split ~= 1 then bad("pipe=decode: split=" .. split .. " must be 1 (the CTA's warps split K)") end
+  local fused, aq_cached = import("lib/gemm.lua").check_actq(f, 32 * wn)
   local r, nt = bn // 16, bm // 8
-  -- Registers per thread: U steps of R weight and group words and of
-  -- NT x 4 activation words, R x NT x 4 accumulators.
-  local regs = stages * r * 5 + stages * nt * 4 + r * nt * 4 + r * 8
+  -- Registers per thread: U steps of R weight and group words, one step
+  -- of NT x 4 activation words, R x NT x 4 accumulators.
+  local regs = stages * r * 5 + nt * 4 + r * nt * 4 + r * 8
   if regs > 160 then
     bad(string.format("pipe=decode: tile %s with %d stages needs ~%d registers per thread for its loads and "
                       .. "accumulators (max 160)", f.tile, stages, regs))
@@ -37,14 +36,11 @@ function P.check(f, arch)
     threads = 32 * wn, smem = 0, red_words = bm * bn,
     tile_m = bm, tile_n = bn, tile_k = 64, warps = wn, stages = stages, r = r, nt = nt,
     group = g, k_step = 64, n_unit = 16, split = 1, out_bytes = out_bytes, epi = f.epi,
-    l2pf = import("lib/gemm.lua").check_l2pf(f, arch),
-    -- CTAs per SM the register budget must allow (ptxas caps registers to
-    -- fit): 1024 threads per SM for CTAs of up to 512 threads, so the
-    -- loads of two CTAs are in flight on every SM.
-    min_ctas = (32 * wn >= 1024) and 1 or math.max(2, 512 // (32 * wn)),
     -- Programmatic dependent launch (sm_90+): the first U steps of weights
-    -- are requested before waiting for the activation kernel.
-    pdl = (arch.cc >= 90) and 1 or 0,
+    -- are requested before waiting for the activation kernel (or, fused,
+    -- before quantizing the tokens here).
+    pdl = (arch.cc >= 90 and fused == 0) and 1 or 0,
+    fused = fused, aq_cached = aq_cached,
   }
 end
 

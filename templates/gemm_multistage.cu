@@ -11,6 +11,7 @@
 {{ lib.prelude }}
 {{ lib.mma_s8 }}
 {{ lib.dequant[f.scheme] }}
+{{ gemm.fused_lib(p, lib) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define BK {{ p.tile_k }}
@@ -46,7 +47,6 @@ static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 }
 
 {{ gemm.load_stage(p) }}
-{{ gemm.l2_prefetch(p) }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(p) }})
 {
@@ -87,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
                                    gparams, Xq, n_cta, m_cta, M, N, K);
         cp_async_commit();
-{{ gemm.l2_prefetch_step(p) }}
+
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {

@@ -14,6 +14,7 @@ function P.check(f, arch)
   if bn % (16 * wn) ~= 0 then bad("tile N " .. bn .. " must be a multiple of 16 x warps N (" .. wn .. ")") end
   local warps = wm * wn
   if warps > 16 then bad("at most 16 warps per CTA (" .. f.warps .. " is " .. warps .. ")") end
+  local fused, aq_cached = import("lib/gemm.lua").check_actq(f, 32 * warps)
   if g > 0 and g % bk ~= 0 and bk % g ~= 0 then
     bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
   end
@@ -37,10 +38,12 @@ function P.check(f, arch)
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, warps_n = wn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
-    out_bytes = out_bytes, ldc = ldc, epi = f.epi, l2pf = import("lib/gemm.lua").check_l2pf(f, arch),
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
     -- Programmatic dependent launch (sm_90+): start while the activation
     -- kernel still runs, fetch weights first, wait before touching Xq.
-    pdl = (arch.cc >= 90) and 1 or 0,
+    -- A fused GEMM follows no activation kernel.
+    pdl = (arch.cc >= 90 and fused == 0) and 1 or 0,
+    fused = fused, aq_cached = aq_cached,
   }
 end
 

@@ -93,7 +93,6 @@ static __device__ __forceinline__ void tma_stage(u32 stage, u32 full, int kt, co
 }
 //% else
 {{ gemm.load_stage(p) }}
-{{ gemm.l2_prefetch(p) }}
 //% end
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(p) }})
@@ -173,7 +172,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
                                    gparams, Xq, n_cta, m_cta, M, N, K);
         cp_async_commit();
-{{ gemm.l2_prefetch_step(p) }}
 //% end
 
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;

@@ -31,6 +31,10 @@ function P.check(f, arch)
   local pipe = f.pipe
   if f.arch ~= "sm_90a" then bad("pipe=" .. pipe .. " needs arch=sm_90a (warpgroup MMA), not " .. f.arch) end
   if bk ~= 128 then bad("pipe=" .. pipe .. ": tile K step " .. bk .. " must be 128 (one 128-byte swizzle row)") end
+  if f.actq == "fused" then
+    bad("pipe=" .. pipe .. ": actq=fused is for the few-token pipes (multistage, decode); this pipe reads "
+        .. "tokens quantized by the activation kernel")
+  end
   if wn % 4 ~= 0 then bad("pipe=" .. pipe .. ": warps=" .. f.warps .. ": warps along N must be whole warpgroups (4, 8, ...)") end
   local wgn = wn // 4
   if wm * wgn > 4 then bad("pipe=" .. pipe .. ": at most 4 warpgroups per CTA (" .. f.warps .. ")") end
@@ -58,10 +62,6 @@ function P.check(f, arch)
     bad(string.format("pipe=wgmma: warpgroup tile %dx%d needs ~%d registers per thread; %d threads allow %d",
                       nt, bn // wgn, mi * nt // 2 + mi * 32 + 40, threads, cap))
   end
-  local l2pf = import("lib/gemm.lua").check_l2pf(f, arch)
-  if pipe == "tma" and l2pf > 0 then
-    bad("pipe=tma: l2pf=" .. l2pf .. " is for the cp.async rings (the TMA ring's stages are its look-ahead)")
-  end
   local ng = (g > 0) and math.max(1, bk // g) or 0
   -- Stage layout: activations first (the swizzled B operand must sit on a
   -- 1024-byte boundary), then packed weights, then group parameters.
@@ -82,7 +82,7 @@ function P.check(f, arch)
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
-    out_bytes = out_bytes, ldc = ldc, epi = f.epi, l2pf = l2pf,
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
     pdl = 1, tma = (pipe == "tma") and 1 or 0,
   }
 end

@@ -99,12 +99,14 @@ V.KINDS = {
       warps  = { norm = norm_dims("warps", 2), default = "2x2" },
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
       split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
-      -- l2pf=D: keep the packed weights of the D K tiles past the ring
-      -- requested into L2 (bulk prefetch, sm_90+); 0: none.
-      l2pf   = { norm = norm_int("l2pf", 0, 64), default = "0" },
       pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage", decode = "decode",
                                               gemv = "decode", wgmma = "wgmma", gmma = "wgmma",
                                               tma = "tma", ["wgmma-tma"] = "tma" }), default = "multistage" },
+      -- actq=kernel: the tokens are quantized by the activation kernel
+      -- launched before the GEMM; actq=fused: by the GEMM itself (one
+      -- launch per forward; pipes multistage and decode).
+      actq   = { norm = norm_choice("actq", { kernel = "kernel", launch = "kernel", fused = "fused",
+                                              gemm = "fused" }), default = "kernel" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
       arch   = { norm = norm_arch },
     },

@@ -125,7 +125,7 @@ START_TEST(entry_out_of_miss_and_hit_is_releasable)
         pthread_mutex_unlock(&ctx->lock);
         ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
         ck_assert_int_eq(info.from_cache, round);
-        ck_assert_ptr_nonnull(strstr(e.key, "variant arch=sm_90a;epi=i32"));
+        ck_assert_ptr_nonnull(strstr(e.key, "variant actq=kernel;arch=sm_90a;epi=i32"));
         long long threads = 0;
         ck_assert(qjit__meta_int(e.meta, "threads", &threads));
         ck_assert_int_eq(threads, 128);
@@ -284,7 +284,7 @@ START_TEST(nvrtc_error_keeps_the_source)
     qjit_status st = qjit_compile(ctx, KEY, NULL, NULL);
     ck_assert_int_eq(st, QJIT_COMPILE);
     const char *msg = qjit_last_error(ctx);
-    ck_assert_msg(strstr(msg, "variant: arch=sm_90a;epi=i32;g=128") != NULL, "message: %s", msg);
+    ck_assert_msg(strstr(msg, "variant: actq=kernel;arch=sm_90a;epi=i32;g=128") != NULL, "message: %s", msg);
     const char *saved = strstr(msg, "generated source saved to ");
     ck_assert_msg(saved != NULL, "message: %s", msg);
     char path[4096];

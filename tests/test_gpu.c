@@ -269,34 +269,100 @@ START_TEST(forced_variant)
         f.lin = dispatched;
         qjit_linear_destroy(lin);
     }
-    /* sm_90+: rings and decode warps that request weights into L2 ahead of
-     * their loads, with windows running past a slice's end (split 3 of 8 K
-     * tiles; decode windows of 3 steps over 8). */
-    static const char *const l2pf_variants[] = {
-        "g=128;tile=16x64x128;warps=1x4;stages=3;split=3;l2pf=2",
-        "g=128;tile=32x128x64;warps=1x4;stages=4;split=1;l2pf=8",
-        "g=128;tile=8x16x64;warps=1x4;stages=2;pipe=decode;l2pf=1",
-        "g=128;tile=16x32x64;warps=1x2;stages=3;pipe=decode;l2pf=3",
-        "g=128;tile=64x128x128;warps=1x8;stages=4;split=2;pipe=wgmma;l2pf=2",
-    };
-    for (size_t i = 0; !strncmp(arch, "sm_90", 5) && i < sizeof l2pf_variants / sizeof l2pf_variants[0]; i++) {
-        if (strstr(l2pf_variants[i], "wgmma") && strcmp(arch, "sm_90a"))
-            continue;
-        lo.variant = l2pf_variants[i];
-        st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin);
-        ck_assert_msg(st == QJIT_OK, "%s: %s", lo.variant, qjit_last_error(f.ctx));
-        f.lin = lin;
-        check_m(&f, 1, 36);
-        check_m(&f, 13, 37);
-        check_m(&f, 77, 38);
-        f.lin = dispatched;
-        qjit_linear_destroy(lin);
-    }
     lo.variant = "g=64;tile=32x128x128;warps=1x4";
     lin = (qjit_linear *)0x1;
     ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_null(lin);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "g=128"));
+    teardown(&f);
+}
+END_TEST
+
+/* actq=fused: one launch per forward, the GEMM quantizing its own tokens.
+ * Every forced variant runs M = 1 (one quantizer), 13, 77 and 300 (more
+ * rows than quantizer CTAs: each quantizes several) on a poisoned
+ * workspace, then one is captured into a CUDA graph and replayed on new
+ * tokens: a replay must not take an earlier call's flags for its own. */
+START_TEST(fused_quantization)
+{
+    fixture f;
+    setup(&f, 512, 1024, 128, 23);
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    static const char *const variants[] = {
+        "g=128;tile=16x64x128;warps=1x4;stages=3;split=3;actq=fused",
+        "g=128;tile=32x128x64;warps=2x4;stages=4;split=1;actq=fused",
+        "g=128;tile=8x16x64;warps=1x16;stages=4;pipe=decode;actq=fused",
+        "g=128;tile=16x32x64;warps=1x2;stages=3;pipe=decode;actq=fused",
+    };
+    qjit_linear *dispatched = f.lin, *first = NULL;
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        qjit_linear *lin = NULL;
+        lo.variant = variants[i];
+        qjit_status st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &lin);
+        ck_assert_msg(st == QJIT_OK, "%s: %s", lo.variant, qjit_last_error(f.ctx));
+        f.lin = lin;
+        check_m(&f, 1, 40 + i);
+        check_m(&f, 13, 50 + i);
+        check_m(&f, 77, 60 + i);
+        check_m(&f, 300, 70 + i);
+        if (i == 0)
+            first = lin;
+        else
+            qjit_linear_destroy(lin);
+    }
+    f.lin = first;               /* the split-K fused variant, for the graph */
+    qjit__driver *d = f.d;
+    const int64_t M = 5, N = f.N, K = f.K;
+    size_t xn = (size_t)(M * K), yn = (size_t)(M * N), ws_bytes;
+    ck_assert_int_eq(qjit_linear_workspace_size(f.lin, M, &ws_bytes), QJIT_OK);
+    uint16_t *X = malloc(xn * 2);
+    int8_t *Xq = malloc(xn);
+    float *sx = malloc((size_t)M * 4), *Yref = malloc(yn * 4);
+    int32_t *acc = malloc(yn * 4), *acc_ref = malloc(yn * 4);
+    CUdeviceptr dX, dA, dW;
+    CUstream s;
+    CU(d->MemAlloc(&dX, xn * 2));
+    CU(d->MemAlloc(&dA, yn * 4));
+    CU(d->MemAlloc(&dW, ws_bytes));
+    CU(d->MemsetD8(dW, 0x5A, ws_bytes));
+    CU(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUgraph graph;
+    CUgraphExec exec;
+    CU(d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    qjit_status st = qjit_linear_forward_acc(f.lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws_bytes, s);
+    CU(d->StreamEndCapture(s, &graph));
+    ck_assert_msg(st == QJIT_OK, "captured forward: %s", qjit_last_error(f.ctx));
+    CU(d->GraphInstantiate(&exec, graph, 0));
+    for (int round = 0; round < 4; round++) {
+        qt_rng r = qt_rng_make(80 + (uint64_t)round);
+        for (size_t i = 0; i < xn; i++)
+            X[i] = qjit__float_to_half((float)qt_normal(&r));
+        ck_assert_int_eq(qjit_reference_quantize_activations(f.ctx, M, K, X, Xq, sx), QJIT_OK);
+        ck_assert_int_eq(qjit_reference_gemm(f.ctx, f.blob, f.bytes, M, Xq, sx, acc_ref, Yref), QJIT_OK);
+        CU(d->MemcpyHtoD(dX, X, xn * 2));
+        CU(d->MemsetD8(dA, 0xA5, yn * 4));
+        if (round == 2) {
+            /* An uncaptured call in between leaves its own epoch in the flags. */
+            st = qjit_linear_forward_acc(f.lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws_bytes, s);
+            ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(f.ctx));
+        } else {
+            CU(d->GraphLaunch(exec, s));
+        }
+        CU(d->StreamSynchronize(s));
+        CU(d->MemcpyDtoH(acc, dA, yn * 4));
+        ck_assert_msg(memcmp(acc, acc_ref, yn * 4) == 0, "round %d (%s): accumulators differ from the reference",
+                      round, round == 2 ? "direct call" : "graph replay");
+    }
+    CU(d->GraphExecDestroy(exec));
+    CU(d->GraphDestroy(graph));
+    CU(d->StreamDestroy(s));
+    d->MemFree(dX);
+    d->MemFree(dA);
+    d->MemFree(dW);
+    free(X); free(Xq); free(sx); free(Yref); free(acc); free(acc_ref);
+    qjit_linear_destroy(first);
+    f.lin = dispatched;
     teardown(&f);
 }
 END_TEST
@@ -356,6 +422,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, bad_forward_input_changes_nothing);
     tcase_add_test(tc, concurrent_forward_calls);
     tcase_add_test(tc, forced_variant);
+    tcase_add_test(tc, fused_quantization);
     tcase_add_test(tc, variant_for_another_arch_is_refused);
     qt_add(s, tc, 1);
     return s;

@@ -37,7 +37,7 @@ START_TEST(order_and_spelling_do_not_matter)
     };
     char first[1024], other[1024];
     canon(ctx, same[0], first);
-    ck_assert_str_eq(first, "arch=sm_90a;epi=f16;g=128;kernel=gemm;l2pf=0;pipe=multistage;scheme=w4a8-lqq;"
+    ck_assert_str_eq(first, "actq=kernel;arch=sm_90a;epi=f16;g=128;kernel=gemm;pipe=multistage;scheme=w4a8-lqq;"
                             "split=1;stages=4;tile=64x128x64;warps=2x2");
     for (size_t i = 1; i < sizeof same / sizeof same[0]; i++) {
         canon(ctx, same[i], other);
@@ -62,7 +62,7 @@ START_TEST(every_field_changes_the_key)
     const char *changed[][2] = {
         {"g", "g=64"}, {"g", "g=0"}, {"tile", "tile=128x128x64"}, {"tile", "tile=64x128x128"},
         {"tile", "tile=64x256x64"}, {"warps", "warps=1x4"}, {"stages", "stages=3"}, {"arch", "arch=sm_80"},
-        {"arch", "arch=sm_90"}, {"epi", "epi=i32"}, {"split", "split=2"}, {"l2pf", "l2pf=8"},
+        {"arch", "arch=sm_90"}, {"epi", "epi=i32"}, {"split", "split=2"}, {"actq", "actq=fused"},
     };
     char ref[1024], got[1024];
     canon(ctx, base, ref);
@@ -115,8 +115,7 @@ START_TEST(bad_keys_are_rejected)
     expect_bad(ctx, "tile=64x128", QJIT_INVALID_KEY, "tile");
     expect_bad(ctx, "stages=1", QJIT_INVALID_KEY, "stages");
     expect_bad(ctx, "split=0", QJIT_INVALID_KEY, "split");
-    expect_bad(ctx, "l2pf=-1", QJIT_INVALID_KEY, "l2pf");
-    expect_bad(ctx, "l2pf=65", QJIT_INVALID_KEY, "l2pf");
+    expect_bad(ctx, "actq=maybe", QJIT_INVALID_KEY, "actq=maybe is not one of");
     expect_bad(ctx, "scheme", QJIT_INVALID_KEY, "not name=value");
     expect_bad(ctx, "kernel=softmax", QJIT_INVALID_KEY, "unknown kernel");
     expect_bad(ctx, "arch=sm_35", QJIT_UNSUPPORTED_ARCH, "sm_35");
@@ -168,41 +167,42 @@ START_TEST(generated_source_starts_with_its_key)
 }
 END_TEST
 
-/* l2pf: the cp.async rings and the decode pipe request weights into L2
- * ahead of their loads (bulk prefetch, sm_90+); without it, or where it
- * cannot run, there is no such request. */
-START_TEST(l2_prefetch_is_a_variant_field)
+/* actq=fused: the few-token pipes quantize their own tokens (quantizer
+ * CTAs publish flags, every CTA waits for them) instead of waiting for the
+ * activation kernel; the warpgroup pipes refuse it. */
+START_TEST(fused_quantization_is_a_variant_field)
 {
     qjit_context *ctx = make_ctx();
     char *src = NULL;
     size_t len = 0;
-    static const char *const with[] = {
-        "tile=16x64x128;warps=1x4;stages=4;split=4;l2pf=8",
-        "g=0;tile=16x64x128;warps=1x4;stages=4;l2pf=2",
-        "pipe=decode;tile=8x16x64;warps=1x16;stages=4;l2pf=4",
-        "pipe=decode;g=0;tile=16x32x64;warps=1x8;stages=4;l2pf=4",
-        "pipe=wgmma;tile=64x128x128;warps=1x8;stages=4;split=2;l2pf=8",
+    static const char *const keys[] = {
+        "tile=16x64x128;warps=1x4;stages=4;split=4",
+        "g=0;tile=32x128x64;warps=2x4;stages=3",
+        "pipe=decode;tile=8x16x64;warps=1x16;stages=4",
+        "pipe=decode;g=64;tile=16x32x64;warps=1x8;stages=4;epi=i32",
     };
-    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
-        src = source_with(ctx, with[i], (const char *const[]){"cp.async.bulk.prefetch.L2.global", NULL}, NULL);
+    static const char *const fused_has[] = {"quantize_row<THREADS", "st.release.gpu.global.u64",
+                                            "ld.acquire.gpu.global.u64", "unsigned long long epoch", NULL};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s;actq=fused", keys[i]);
+        src = source_with(ctx, key, fused_has, (const char *const[]){"griddepcontrol", NULL});
         qjit_free(ctx, src);
-        char off[256];
-        snprintf(off, sizeof off, "%s", with[i]);
-        memcpy(strstr(off, "l2pf=") + 5, "0", 2);
-        src = source_with(ctx, off, NULL, (const char *const[]){"cp.async.bulk.prefetch", NULL});
+        src = source_with(ctx, keys[i], (const char *const[]){"griddepcontrol.wait", NULL},
+                          (const char *const[]){"quantize_row", "epoch", NULL});
         qjit_free(ctx, src);
     }
-    static const struct { const char *key, *words; } bad[] = {
-        {"tile=16x64x128;warps=1x4;l2pf=4;arch=sm_80", "needs sm_90"},
-        {"pipe=decode;tile=8x16x64;warps=1x16;l2pf=4;arch=sm_89", "needs sm_90"},
-        {"pipe=tma;tile=128x128x128;warps=1x8;stages=4;l2pf=4", "pipe=tma: l2pf"},
-    };
+    /* Split-K: the quantizers also zero the arrival counters. */
+    src = source_with(ctx, "tile=16x64x128;warps=1x4;split=2;actq=fused", (const char *const[]){"counters[i] = 0u",
+                      NULL}, NULL);
+    qjit_free(ctx, src);
+    static const char *const bad[] = {"pipe=wgmma;tile=64x128x128;warps=1x8;actq=fused",
+                                      "pipe=tma;tile=128x128x128;warps=1x8;actq=fused"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         src = (char *)0x1;
-        ck_assert_int_eq(qjit_generate(ctx, bad[i].key, &src, &len), QJIT_INVALID_KEY);
+        ck_assert_int_eq(qjit_generate(ctx, bad[i], &src, &len), QJIT_INVALID_KEY);
         ck_assert_ptr_null(src);
-        ck_assert_msg(strstr(qjit_last_error(ctx), bad[i].words) != NULL, "key '%s': message '%s' lacks '%s'",
-                      bad[i].key, qjit_last_error(ctx), bad[i].words);
+        ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "actq=fused is for the few-token pipes"));
     }
     qjit_context_destroy(ctx);
 }
@@ -281,7 +281,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, every_field_changes_the_key);
     tcase_add_test(tc, bad_keys_are_rejected);
     tcase_add_test(tc, generated_source_starts_with_its_key);
-    tcase_add_test(tc, l2_prefetch_is_a_variant_field);
+    tcase_add_test(tc, fused_quantization_is_a_variant_field);
     tcase_add_test(tc, wgmma_variants_are_checked);
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     qt_add(s, tc, 0);

@@ -123,6 +123,115 @@ function L.wgmma_s8(nt)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- Per-token symmetric INT8 quantization of one token row (ALGORITHMS.md
+-- section 1), shared by the activation kernel and GEMMs that quantize
+-- their own tokens (actq=fused), so both give the same bytes:
+--   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
+--   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero.
+-- IEEE division and roundf make it bit-identical to the CPU reference.
+L.act_row = [[
+static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
+{
+    const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        x[2 * i] = half_to_float((u16)(w[i] & 0xFFFFu));
+        x[2 * i + 1] = half_to_float((u16)(w[i] >> 16));
+    }
+}
+
+static __device__ __forceinline__ u32 quant4(const float *x, float scale)
+{
+    u32 r = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        float q = roundf(x[i] / scale);
+        q = fminf(fmaxf(q, -127.0f), 127.0f);
+        r |= ((u32)(int)q & 0xFFu) << (8 * i);
+    }
+    return r;
+}
+
+/* Quantizes token row m (K FP16 values, 16-byte chunks) with all T threads
+ * of the CTA; red: T / 32 floats of shared memory. Rows of up to T x C
+ * chunks are read once and kept in registers (unrolled, predicated: no
+ * local memory); longer rows are read twice, C chunks per thread in
+ * flight. Ends with a CTA barrier, so it may be called row after row. */
+template <int T, int C>
+static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X, uint2 *Xq, float *sx, int m, int K,
+                                                    float *red)
+{
+    const int chunks = K / 8;
+    const uint4 *row = X + (size_t)m * chunks;
+    uint2 *out = Xq + (size_t)m * chunks;
+    const bool cached = chunks <= T * C;
+    uint4 keep[C];
+    float amax = 0.0f;
+    for (int c0 = threadIdx.x; c0 < chunks; c0 += T * C) {
+#pragma unroll
+        for (int i = 0; i < C; ++i) {
+            const int c = c0 + i * T;
+            keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int i = 0; i < C; ++i) {
+            float x[8];
+            unpack8(keep[i], x);
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                amax = fmaxf(amax, fabsf(x[e]));
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    if ((threadIdx.x & 31) == 0)
+        red[threadIdx.x >> 5] = amax;
+    __syncthreads();
+    amax = red[0];
+#pragma unroll
+    for (int w = 1; w < T / 32; ++w)
+        amax = fmaxf(amax, red[w]);
+
+    const float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+    if (threadIdx.x == 0)
+        sx[m] = scale;
+    for (int c0 = threadIdx.x; c0 < chunks; c0 += T * C) {
+        if (!cached) {
+#pragma unroll
+            for (int i = 0; i < C; ++i) {
+                const int c = c0 + i * T;
+                keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < C; ++i) {
+            const int c = c0 + i * T;
+            if (c < chunks) {
+                float x[8];
+                unpack8(keep[i], x);
+                out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+            }
+        }
+    }
+    __syncthreads();
+}
+]]
+
+-- GPU-scope flag publication: a release store and an acquire load.
+L.flags = [[
+static __device__ __forceinline__ void st_release_gpu(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;\n" :: "l"(p), "l"(v) : "memory");
+}
+static __device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+]]
+
 -- The tensor memory accelerator (sm_90): a tensor map passed by value,
 -- mbarriers, and a 2D tile load that completes its bytes on an mbarrier.
 L.tma = [[

@@ -8,77 +8,99 @@ function G.dims(f)
   local bm, bn, bk = f.tile:match("^(%d+)x(%d+)x(%d+)$")
   local wm, wn = f.warps:match("^(%d+)x(%d+)$")
   return { bm = tonumber(bm), bn = tonumber(bn), bk = tonumber(bk), wm = tonumber(wm), wn = tonumber(wn),
-           stages = tonumber(f.stages), g = tonumber(f.g), split = tonumber(f.split), l2pf = tonumber(f.l2pf) }
-end
-
--- Checks l2pf (K tiles requested into L2 ahead of the ring) against the
--- target; returns it as a number.
-function G.check_l2pf(f, arch)
-  local d = tonumber(f.l2pf)
-  if d > 0 and arch.cc < 90 then
-    fail("INVALID_KEY", "l2pf=" .. d .. " needs sm_90 or newer (bulk L2 prefetch), not " .. f.arch)
-  end
-  return d
-end
-
--- l2_prefetch(kb0, kb1, ...): requests packed K blocks [kb0, kb1) (64 k
--- each) of 16-row blocks nb0 .. nb0 + RB - 1, and their group parameters,
--- into L2. One bulk prefetch per row block and operand, issued by lanes
--- 0 .. RB - 1 of the calling warp; nothing lands in the CTA, so a
--- prefetch never has to be waited for. Empty unless p.l2pf > 0.
-function G.l2_prefetch(p)
-  if (p.l2pf or 0) == 0 then return "" end
-  local gp = (p.group > 0) and [[
-        const int groups_per_row = K / GROUP;
-        const int g0 = kb0 * 64 / GROUP, g1 = (kb1 * 64 + GROUP - 1) / GROUP;
-        prefetch_l2(gparams + ((size_t)nb * groups_per_row + g0) * 8, (g1 - g0) * 32);
-]] or ""
-  return [[
-static __device__ __forceinline__ void prefetch_l2(const void *p, int bytes)
-{
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" :: "l"(p), "r"(bytes) : "memory");
-}
-template <int RB>
-static __device__ __forceinline__ void l2_prefetch(int kb0, int kb1, int lane, const uint4 *__restrict__ qweight,
-    const u32 *__restrict__ gparams, int nb0, int N, int K)
-{
-    const int nb = nb0 + lane;
-    if (lane < RB && kb0 < kb1 && nb * 16 < N) {
-        prefetch_l2(qweight + ((size_t)nb * (K / 64) + kb0) * 32, (kb1 - kb0) * 512);
-]] .. gp .. [[
-    }
-}
-]]
-end
-
--- The ring pipelines' L2 prefetch at K tile kt (a CTA-relative index):
--- warp 0 requests tile kt + PREFETCH + L2PF, the one L2PF tiles past the
--- ring's refill. The prologue requested the tiles before it.
-function G.l2_prefetch_step(p)
-  if (p.l2pf or 0) == 0 then return "" end
-  return string.format([[
-        if (warp == 0 && kt + PREFETCH + %d < ktiles) {
-            const int t = kt_begin + kt + PREFETCH + %d;
-            l2_prefetch<BN / 16>(t * (BK / 64), (t + 1) * (BK / 64), lane, qweight, gparams, n_cta / 16, N, K);
-        }
-]], p.l2pf, p.l2pf)
+           stages = tonumber(f.stages), g = tonumber(f.g), split = tonumber(f.split) }
 end
 
 -- The parameters of every GEMM kernel; Y is INT32 for epi=i32, else FP16.
 -- Kernels that load through the TMA (p.tma == 1) take three tensor maps
 -- after them.
+-- GEMMs that quantize their own tokens (p.fused == 1) write Xq and sx, so
+-- those are plain pointers there, and take the FP16 tokens X, the
+-- workspace's quantizer flags and this call's epoch after the others.
 function G.params(p)
-  return table.concat({
+  local fused = p.fused == 1
+  local lines = {
     "const uint4 *__restrict__ qweight, const u32 *__restrict__ gparams, const float *__restrict__ s0,",
-    "    const signed char *__restrict__ Xq, const float *__restrict__ sx,",
+    fused and "    signed char *Xq, float *sx," or "    const signed char *__restrict__ Xq, const float *__restrict__ sx,",
     "    " .. ((p.epi == "i32") and "int" or "u16") .. " *__restrict__ Y,",
-    "    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters" ..
-      ((p.tma == 1) and "," or ""),
+    "    int M, int N, int K, int *__restrict__ partials, unsigned *__restrict__ counters",
+  }
+  if p.tma == 1 then
     -- TMA pipelines: tensor maps of Xq (per call), the packed weights and
     -- the group parameters (per layer and tile), built by the runtime.
-    (p.tma == 1) and "    const __grid_constant__ qjit_tmap xmap, const __grid_constant__ qjit_tmap wmap,\n"
-                     .. "    const __grid_constant__ qjit_tmap gmap" or nil,
-  }, "\n")
+    lines[#lines] = lines[#lines] .. ","
+    lines[#lines + 1] = "    const __grid_constant__ qjit_tmap xmap, const __grid_constant__ qjit_tmap wmap,"
+    lines[#lines + 1] = "    const __grid_constant__ qjit_tmap gmap"
+  end
+  if fused then
+    lines[#lines] = lines[#lines] .. ","
+    lines[#lines + 1] = "    const uint4 *__restrict__ X, unsigned long long *flags, unsigned long long epoch"
+  end
+  return table.concat(lines, "\n")
+end
+
+-- Quantizer CTAs of a fused GEMM at most (flags in the workspace).
+G.FUSED_QUANTIZERS = 64
+
+-- Where a GEMM waits for its tokens before reading Xq, sx or the split-K
+-- counters. With programmatic dependent launch: for the activation kernel
+-- (griddepcontrol.wait). Fused (actq=fused): the CTAs of the NQ lowest
+-- linear indices -- dispatched first, so running while any other CTA
+-- waits -- quantize rows cta, cta + NQ, ... and zero the split-K counters,
+-- then publish flags[cta] = epoch (a value unique to this call); every CTA
+-- waits until the NQ flags hold it. Flags left by an earlier call, or
+-- garbage, never equal a new epoch, so the workspace needs no reset.
+function G.token_wait(p)
+  if p.fused == 1 then
+    local counters = (p.split > 1) and [[
+            for (int i = cta * THREADS + tid; i < (int)(gridDim.x * gridDim.y); i += nq * THREADS)
+                counters[i] = 0u;
+]] or ""
+    return string.format([[
+    {
+        __shared__ float aq_red[THREADS / 32];
+        const int nctas = (int)(gridDim.x * gridDim.y * gridDim.z);
+        const int nq = min(min(M, nctas), %d);
+        const int cta = (int)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
+        if (cta < nq) {
+            for (int m = cta; m < M; m += nq)
+                quantize_row<THREADS, %d>(X, (uint2 *)Xq, sx, m, K, aq_red);
+]] .. counters .. [[
+            __threadfence();
+            __syncthreads();
+            if (tid == 0)
+                st_release_gpu(flags + cta, epoch);
+        }
+        if (tid < 32)
+            for (int j = tid; j < nq; j += 32)
+                while (ld_acquire_gpu(flags + j) != epoch)
+                    __nanosleep(64);
+        __syncthreads();
+    }
+]], G.FUSED_QUANTIZERS, p.aq_cached)
+  end
+  if p.pdl == 1 then
+    return [[
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+]]
+  end
+  return ""
+end
+
+-- The device code a fused GEMM adds (empty otherwise).
+function G.fused_lib(p, lib)
+  if p.fused ~= 1 then return "" end
+  return lib.act_row .. lib.flags
+end
+
+-- Checks actq against the pipe; returns the facts a fused GEMM adds.
+function G.check_actq(f, threads)
+  if f.actq ~= "fused" then return 0, 0 end
+  -- 16-byte chunks a thread keeps (and loads at once) per row: few, so the
+  -- GEMM keeps its registers (decode 8x16x64: 64 with 2, 88 with 4; the
+  -- 16x64x128 ring: 60 with 4, against 53-56 unfused). Rows of up to
+  -- threads x 8 x chunks values are read once.
+  return 1, (threads >= 256) and 2 or 4
 end
 
 -- The device code every shared-memory-ring pipeline shares, as text. The
@@ -153,25 +175,17 @@ end
 -- start first, and the kernel waits for it before reading Xq, sx or the
 -- counters.
 function G.prologue(p)
-  -- With l2pf the next L2PF tiles past the ring are requested into L2 right
-  -- after the ring's own weight copies (before the wait, with PDL).
-  local l2 = ((p.l2pf or 0) > 0) and string.format([[
-    if (warp == 0) {
-        const int t0 = kt_begin + PREFETCH, t1 = kt_begin + min(ktiles, PREFETCH + %d);
-        l2_prefetch<BN / 16>(t0 * (BK / 64), t1 * (BK / 64), lane, qweight, gparams, n_cta / 16, N, K);
-    }
-]], p.l2pf) or ""
-  if p.pdl == 1 then
+  if p.pdl == 1 or p.fused == 1 then
     return [[
-    /* Weights first: they do not depend on the activation kernel that may
-     * still be running (programmatic dependent launch); then wait for it. */
+    /* Weights first: they do not depend on the tokens (quantized by the
+     * activation kernel that may still be running, or by this grid); then
+     * wait for the tokens. */
 #pragma unroll
     for (int s = 0; s < PREFETCH; ++s)
         if (s < ktiles)
             load_stage<true, false>(smem_base + s * STAGE_BYTES, kt_begin + s, tid, qweight, gparams, Xq,
                                     n_cta, m_cta, M, N, K);
-]] .. l2 .. [[
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+]] .. G.token_wait(p) .. [[
 #pragma unroll
     for (int s = 0; s < PREFETCH; ++s) {
         if (s < ktiles)
@@ -181,7 +195,7 @@ function G.prologue(p)
     }
 ]]
   end
-  return l2 .. [[
+  return [[
 #pragma unroll
     for (int s = 0; s < PREFETCH; ++s) {
         if (s < ktiles)
