@@ -492,32 +492,36 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     int ncounters = wl.ncounters;
     int m32 = (int)M, n32 = (int)lin->N, k32 = (int)lin->K;
     CUdeviceptr x = (CUdeviceptr)(uintptr_t)X, y = (CUdeviceptr)(uintptr_t)out;
-    CUtensorMap xmap, wmap, gmap;
+    /* The GEMM's arguments: the eleven every GEMM takes, then the three
+     * tensor maps (pipe=tma) or the tokens, quantizer flags and this call's
+     * epoch (actq=fused). The driver copies argument values at the launch,
+     * so the maps are passed from where they are kept. */
+    uint64_t xmap[16];
+    CUdeviceptr flags = ws + wl.flags;
+    unsigned long long epoch = 1;
+    void *args[14] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials,
+                      &counters, NULL, NULL, NULL};
+    CUresult r;
     if (gemm->tma) {
         /* Xq as M rows of K bytes, in boxes of the tile's K step x its
          * tokens, 128-byte swizzled as the wgmma reads them. */
-        uint64_t xmap_words[16];
-        st = encode_map(ctx, xmap_words, CU_TENSOR_MAP_DATA_TYPE_UINT8, xq, (uint64_t)lin->K, (uint64_t)M,
+        st = encode_map(ctx, xmap, CU_TENSOR_MAP_DATA_TYPE_UINT8, xq, (uint64_t)lin->K, (uint64_t)M,
                         (uint64_t)lin->K, (uint32_t)b->tile_k, (uint32_t)b->tile_m, CU_TENSOR_MAP_SWIZZLE_128B,
                         "cuTensorMapEncodeTiled (activations)");
         if (st)
             return st;
-        memcpy(&xmap, xmap_words, sizeof xmap);
-        memcpy(&wmap, b->wmap, sizeof wmap);
-        memcpy(&gmap, b->gmap, sizeof gmap);
-    }
-    CUresult r;
-    if (gemm->fused) {
+        args[11] = xmap;
+        args[12] = bm->wmap;
+        args[13] = bm->gmap;
+    } else if (gemm->fused) {
         /* One launch: the GEMM quantizes its tokens and publishes this
          * call's epoch in the flags (lib/gemm.lua, token_wait). A graph
          * replays its launches with their arguments, so while the stream
          * is captured the flags are cleared in the graph and the epoch is
          * the one value (1) no uncaptured call uses. */
-        CUdeviceptr flags = ws + wl.flags;
         CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
         if ((r = d->StreamIsCapturing((CUstream)stream, &capture)) != CUDA_SUCCESS)
             return qjit__cuda_error(ctx, d, r, "asking whether the stream is being captured");
-        unsigned long long epoch = 1;
         if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
             if ((r = d->MemsetD8Async(flags, 0, FUSED_FLAGS * sizeof(unsigned long long), (CUstream)stream)) !=
                 CUDA_SUCCESS)
@@ -527,21 +531,17 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
                 epoch = atomic_fetch_add(&ctx->epoch, 1) + 1;
             while (epoch < 2);
         }
-        void *fargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials,
-                         &counters, &x, &flags, &epoch};
-        r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1,
-                            (unsigned)gemm->smem, (CUstream)stream, fargs, NULL);
-        if (r != CUDA_SUCCESS)
-            return qjit__cuda_error(ctx, d, r, "launching the GEMM");
-        return QJIT_OK;
+        args[11] = &x;
+        args[12] = &flags;
+        args[13] = &epoch;
     }
-    void *qargs[] = {&x, &xq, &sx, &m32, &k32, &counters, &ncounters};
-    r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0, (CUstream)stream,
-                        qargs, NULL);
-    if (r != CUDA_SUCCESS)
-        return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
-    void *gargs[] = {&lin->qweight, &lin->gparams, &lin->s0, &xq, &sx, &y, &m32, &n32, &k32, &partials, &counters,
-                     &xmap, &wmap, &gmap};
+    if (!gemm->fused) {
+        void *qargs[] = {&x, &xq, &sx, &m32, &k32, &counters, &ncounters};
+        r = d->LaunchKernel(quant->function, (unsigned)M, 1, 1, (unsigned)quant->threads, 1, 1, 0,
+                            (CUstream)stream, qargs, NULL);
+        if (r != CUDA_SUCCESS)
+            return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
+    }
     if (gemm->pdl) {
         /* May start before the quantization finishes; the kernel waits for
          * it (griddepcontrol.wait) before reading what it wrote. */
@@ -551,10 +551,10 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
         attr.value.programmaticStreamSerializationAllowed = 1;
         CUlaunchConfig cfg = {gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
                               (CUstream)stream, &attr, 1};
-        r = d->LaunchKernelEx(&cfg, gemm->function, gargs, NULL);
+        r = d->LaunchKernelEx(&cfg, gemm->function, args, NULL);
     } else {
         r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1,
-                            (unsigned)gemm->smem, (CUstream)stream, gargs, NULL);
+                            (unsigned)gemm->smem, (CUstream)stream, args, NULL);
     }
     if (r != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "launching the GEMM");

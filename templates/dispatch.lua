@@ -45,10 +45,9 @@ local function wgmma_128(split, one_wave)
   return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 4,
            one_wave = one_wave, split = split, per_sm = 2 }
 end
--- actq = "fused" (one launch per forward, the GEMM quantizing its own
--- tokens) is a variant field, not yet the default: see
--- bench/results/2026-11-22-fused-h100 for what it measured.
-D.FUSED_MAX_K = 16384
+-- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
+-- is a variant field the table does not use: it measured slower than the
+-- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     alts = { { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
@@ -128,9 +127,8 @@ local function gemm_key(scheme, group, b, N, K, arch, sms)
     bm, bn, bk = fit_tile(v.tile, group, K)
     split, stages = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
-  local actq = (v.actq == "fused" and K <= D.FUSED_MAX_K) and "fused" or "kernel"
-  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;actq=%s;arch=%s",
-                       scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", actq, arch)
+  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s",
+                       scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch)
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
