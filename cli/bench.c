@@ -4,7 +4,8 @@
  * repetitions, random inputs. Every qjit point is checked against the CPU
  * reference (INT32 accumulators, exact, on sampled rows) before it is timed.
  * Also: the measured copy bandwidth (the 4-bit floor), the host cost of a
- * cached forward call, and cold-compile / cache-load time per variant. */
+ * cached forward call (direct, and per forward under CUDA graph replay), and
+ * cold-compile / cache-load time per variant. */
 #define _GNU_SOURCE
 #include "bench_args.h"
 #include "blas_peer.h"
@@ -246,6 +247,16 @@ static void run_peers(bench *b, long long M, long long N, long long K, point *p)
     }
 }
 
+/* The median of 20 host timings (sorts them). */
+static double median20(double t[20])
+{
+    for (int i = 1; i < 20; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x;
+        }
+    return t[10];
+}
+
 /* Host cost of one cached forward call: enqueue time of 100 calls, median of 20. */
 static double host_cost_us(bench *b, fwd_ud *f)
 {
@@ -259,17 +270,75 @@ static double host_cost_us(bench *b, fwd_ud *f)
         b->d->CtxSynchronize();
         best[rep] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 100.0 / 1000.0;
     }
-    for (int i = 1; i < 20; i++)
-        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
-            double t = best[j]; best[j] = best[j - 1]; best[j - 1] = t;
-        }
-    return best[10];
+    return median20(best);
+}
+
+/* Host cost per forward when the caller captures its forwards in a CUDA
+ * graph, as serving engines do for decode steps: GRAPH_CALLS forwards in one
+ * graph, host time of one graph launch / GRAPH_CALLS, median of 20. The
+ * replay's output must equal, bit for bit, what a direct call wrote.
+ * Returns -1 (and says why) if capture or replay fails or differs. */
+#define GRAPH_CALLS 64
+static double graph_host_cost_us(bench *b, fwd_ud *f, long long N)
+{
+    const qjit__driver *d = b->d;
+    size_t ybytes = (size_t)(f->M * N) * 2;
+    unsigned char *direct = malloc(ybytes), *replay = malloc(ybytes);
+    CUstream s = NULL;
+    CUgraph g = NULL;
+    CUgraphExec ge = NULL;
+    double result = -1;
+    const char *why = "out of host memory";
+    if (!direct || !replay)
+        goto out;
+    why = "a forward failed";
+    if (qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, NULL) != QJIT_OK ||
+        d->CtxSynchronize() != CUDA_SUCCESS || d->MemcpyDtoH(direct, f->Y, ybytes) != CUDA_SUCCESS)
+        goto out;
+    why = "capture failed";
+    if (d->StreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+        d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+        goto out;
+    int ok = 1;
+    for (int i = 0; i < GRAPH_CALLS; i++)
+        ok &= qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, s) == QJIT_OK;
+    if (d->StreamEndCapture(s, &g) != CUDA_SUCCESS || !ok || d->GraphInstantiate(&ge, g, 0) != CUDA_SUCCESS)
+        goto out;
+    why = "replay failed";
+    if (d->MemsetD8(f->Y, 0xFF, ybytes) != CUDA_SUCCESS || d->GraphLaunch(ge, s) != CUDA_SUCCESS ||
+        d->StreamSynchronize(s) != CUDA_SUCCESS || d->MemcpyDtoH(replay, f->Y, ybytes) != CUDA_SUCCESS)
+        goto out;
+    why = "the replay's output differs from a direct call's";
+    if (memcmp(direct, replay, ybytes))
+        goto out;
+    double t[20];
+    for (int rep = 0; rep < 20; rep++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        d->GraphLaunch(ge, s);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        d->StreamSynchronize(s);
+        t[rep] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / GRAPH_CALLS / 1000.0;
+    }
+    result = median20(t);
+out:
+    if (result < 0)
+        fprintf(stderr, "qjit bench: host cost under graph replay not measured: %s\n", why);
+    if (ge)
+        d->GraphExecDestroy(ge);
+    if (g)
+        d->GraphDestroy(g);
+    if (s)
+        d->StreamDestroy(s);
+    free(direct);
+    free(replay);
+    return result;
 }
 
 /* Quantizes a random N x K layer, then checks, times and compares it at
  * every M (with the dispatch table, or with `variant` forced). */
 static void run_layer(bench *b, long long N, long long K, int group, const char *variant, const long long *ms,
-                      int nms, int first, point *pts, int *npts, int *wrong, double host_us[2],
+                      int nms, int first, point *pts, int *npts, int *wrong, double host_us[3],
                       long long *host_big_m)
 {
     size_t bytes = 0;
@@ -328,8 +397,10 @@ static void run_layer(bench *b, long long N, long long K, int group, const char 
             p->floor_frac = floor_us / p->us;
             /* Host cost at M = 1, and at the first M past 64 (other
              * kernels: on sm_90a, the TMA pipe and its per-call map). */
-            if (first && !variant && M == 1)
+            if (first && !variant && M == 1) {
                 host_us[0] = host_cost_us(b, &f);
+                host_us[2] = graph_host_cost_us(b, &f, N);
+            }
             if (first && !variant && M > 64 && !*host_big_m) {
                 host_us[1] = host_cost_us(b, &f);
                 *host_big_m = M;
@@ -433,7 +504,7 @@ int cmd_bench(int argc, char **argv)
 
     point *pts = calloc((size_t)(nshapes * nms * (1 + nvariants)), sizeof *pts);
     int npts = 0, wrong = 0;
-    double host_us[2] = {0, 0};
+    double host_us[3] = {0, 0, 0};
     long long host_big_m = 0;
     printf("%6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s\n", "N", "K", "M", "qjit us", "TOPS", "floor",
            "bf16 us", "int8 us", "fp8 us", "best x", "rows");
@@ -479,6 +550,9 @@ int cmd_bench(int argc, char **argv)
         printf("host cost of a cached forward call: not measured (needs M = 1 in --m)\n");
     if (host_us[1] > 0)
         printf("host cost of a cached forward call (M=%lld, first shape): %.2f us\n", host_big_m, host_us[1]);
+    if (host_us[2] > 0)
+        printf("host cost per forward captured in a CUDA graph of %d (M=1, first shape): %.3f us\n", GRAPH_CALLS,
+               host_us[2]);
     if (wrong)
         printf("%d point(s) gave WRONG results and were not timed\n", wrong);
 
@@ -499,9 +573,10 @@ int cmd_bench(int argc, char **argv)
         FILE *f = fopen(json_path, "w");
         if (f) {
             fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"reps\": %d, \"host_cost_us\": %.3f,\n"
-                       " \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f,\n"
+                       " \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f, \"graph_host_cost_us\": %.3f,\n"
                        " \"geomean_speedup_best\": %.3f, \"min_speedup_best\": %.3f, \"points\": [\n",
-                    b.d->name, arch, b.copy_gbs, b.reps, host_us[0], host_big_m, host_us[1], qb_geomean(sp, npts),
+                    b.d->name, arch, b.copy_gbs, b.reps, host_us[0], host_big_m, host_us[1], host_us[2] > 0 ? host_us[2] : 0,
+                    qb_geomean(sp, npts),
                     minsp);
             for (int i = 0; i < npts; i++)
                 fprintf(f, "  {\"N\": %lld, \"K\": %lld, \"M\": %lld, \"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, "

@@ -25,6 +25,7 @@ typedef struct bucket {
     int64_t max_m;               /* 0: unbounded */
     int tile_m, tile_n, tile_k, split;   /* from the key: they size the workspace */
     int tma;                     /* pipe=tma: launched with tensor maps */
+    int cluster;                 /* reduce=cluster: split-K in clusters, no partials or counters */
     uint64_t wmap[16], gmap[16]; /* its CUtensorMaps of the weights and group parameters */
     char *key, *key_acc;         /* FP16 and INT32-accumulator variants */
     _Atomic(const qjit__kernel *) gemm, gemm_acc;
@@ -111,7 +112,7 @@ static ws_layout workspace_layout(const qjit_linear *lin, const bucket *b, int64
     w.counters = w.flags + align256(FUSED_FLAGS * sizeof(unsigned long long));
     w.partials = w.counters;
     w.total = w.counters;
-    if (b->split > 1) {
+    if (b->split > 1 && !b->cluster) {
         size_t tiles = (size_t)((lin->N + b->tile_n - 1) / b->tile_n) * (size_t)((M + b->tile_m - 1) / b->tile_m);
         w.ncounters = (int)tiles;
         w.partials = w.counters + align256(tiles * sizeof(unsigned));
@@ -150,7 +151,8 @@ static size_t workspace_for_tokens(const qjit_linear *lin, int64_t max_tokens)
     return need;
 }
 
-/* "tile=16x64x128", "split=2" and "pipe=tma" of a canonical key. */
+/* "tile=16x64x128", "split=2", "pipe=tma" and "reduce=cluster" of a
+ * canonical key. */
 static void key_shape(const char *key, bucket *b)
 {
     const char *t = strstr(key, "tile="), *s = strstr(key, "split=");
@@ -161,6 +163,7 @@ static void key_shape(const char *key, bucket *b)
     if (s)
         sscanf(s + 6, "%d", &b->split);
     b->tma = strstr(key, ";pipe=tma;") != NULL;
+    b->cluster = strstr(key, ";reduce=cluster;") != NULL;
 }
 
 /* A 2D tensor map: rows of `cols` elements of `type`, `stride` bytes
@@ -457,6 +460,9 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     if (gemm->tma != b->tma)
         return qjit__error(ctx, QJIT_TEMPLATE, "variant %s %s tensor maps, but its key says pipe%stma", gemm->key,
                            gemm->tma ? "takes" : "takes no", b->tma ? "=" : "!=");
+    if ((gemm->cluster > 1) != b->cluster || (b->cluster && gemm->cluster != b->split))
+        return qjit__error(ctx, QJIT_TEMPLATE, "variant %s is launched in clusters of %d CTAs, but its key says "
+                           "split=%d%s", gemm->key, gemm->cluster, b->split, b->cluster ? ";reduce=cluster" : "");
     unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
     int64_t gy64 = (M + gemm->tile_m - 1) / gemm->tile_m;
     if (gy64 > 65535)
@@ -542,15 +548,25 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
         if (r != CUDA_SUCCESS)
             return qjit__cuda_error(ctx, d, r, "launching the activation quantization");
     }
-    if (gemm->pdl) {
-        /* May start before the quantization finishes; the kernel waits for
-         * it (griddepcontrol.wait) before reading what it wrote. */
-        CUlaunchAttribute attr;
-        memset(&attr, 0, sizeof attr);
-        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmaticStreamSerializationAllowed = 1;
+    if (gemm->pdl || gemm->cluster > 1) {
+        /* PDL: may start before the quantization finishes; the kernel waits
+         * for it (griddepcontrol.wait) before reading what it wrote.
+         * Cluster: the split-K slices of a tile run together, one cluster. */
+        CUlaunchAttribute attr[2];
+        unsigned nattr = 0;
+        memset(attr, 0, sizeof attr);
+        if (gemm->pdl) {
+            attr[nattr].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr[nattr++].value.programmaticStreamSerializationAllowed = 1;
+        }
+        if (gemm->cluster > 1) {
+            attr[nattr].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr[nattr].value.clusterDim.x = 1;
+            attr[nattr].value.clusterDim.y = 1;
+            attr[nattr++].value.clusterDim.z = (unsigned)gemm->cluster;
+        }
         CUlaunchConfig cfg = {gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1, (unsigned)gemm->smem,
-                              (CUstream)stream, &attr, 1};
+                              (CUstream)stream, attr, nattr};
         r = d->LaunchKernelEx(&cfg, gemm->function, args, NULL);
     } else {
         r = d->LaunchKernel(gemm->function, gx, gy, (unsigned)b->split, (unsigned)gemm->threads, 1, 1,

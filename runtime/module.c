@@ -83,6 +83,12 @@ static qjit_status read_meta(qjit_context *ctx, const char *meta, qjit__kernel *
     k->tma = qjit__meta_int(meta, "tma", &tma) && tma == 1;
     long long fused = 0;
     k->fused = qjit__meta_int(meta, "fused", &fused) && fused == 1;
+    long long cluster = 1;
+    if (!qjit__meta_int(meta, "cluster", &cluster))
+        cluster = 1;
+    if (cluster < 1 || cluster > 8)
+        return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: cluster of %lld CTAs (1..8)", k->key, cluster);
+    k->cluster = (int)cluster;
     if (k->tma && k->fused)
         return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: claims both tensor maps and fused quantization", k->key);
     if (k->threads < 32 || k->threads > 1024)

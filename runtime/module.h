@@ -18,6 +18,7 @@ typedef struct qjit__kernel {
     int pdl;                     /* 1: launch with programmatic stream serialization */
     int tma;                     /* 1: takes tensor maps of Xq, weights, group parameters */
     int fused;                   /* 1: quantizes its own tokens (takes X, flags, epoch) */
+    int cluster;                 /* > 1: launched in clusters of this many CTAs along z (split-K) */
 } qjit__kernel;
 
 /* Finds or builds (cache / generate / compile) and loads key's kernel for the

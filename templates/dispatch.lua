@@ -41,9 +41,15 @@ end
 -- one_wave: use `stages` and one CTA per SM when some split fills at least
 -- `fill` of the SMs in one wave with at most `max_ktiles` K tiles per CTA.
 local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
+-- reduce: how two split-K slices add (reduce=cluster at split 2 only:
+-- measured in bench/results/2026-11-22-cluster-h100, the two slices of a
+-- 128x128 tile adding over distributed shared memory beat the workspace
+-- partials at M = 128 (8192x8192: 33.7 vs 35.0 us; 10240x8192: 43.0 vs
+-- 44.1), while at split 4..8 rank 0 reading every peer's tile is slower
+-- (4096x4096 at M = 128: 32.2 vs 22.6 us) and few-token tiles gain nothing).
 local function wgmma_128(split, one_wave)
   return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 4,
-           one_wave = one_wave, split = split, per_sm = 2 }
+           one_wave = one_wave, split = split, per_sm = 2, reduce = "cluster" }
 end
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
@@ -127,8 +133,9 @@ local function gemm_key(scheme, group, b, N, K, arch, sms)
     bm, bn, bk = fit_tile(v.tile, group, K)
     split, stages = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
-  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s",
-                       scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch)
+  local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
+  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s",
+                       scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce)
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.

@@ -13,7 +13,7 @@
 {{ lib.prelude }}
 {{ lib.mma_s8 }}
 {{ lib.dequant[f.scheme] }}
-{{ gemm.fused_lib(p, lib) }}
+{{ gemm.lib(p, lib) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define R {{ p.r }}                  /* 16-row weight blocks per CTA */
@@ -96,7 +96,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 
     for (int i = tid; i < BM * BN; i += THREADS)
         red[i] = 0;
+//% if p.pre_scales == 1 then
+    /* The epilogue's scales (each thread writes at most one pair of
+     * outputs), loaded now so the tail does not wait on them: the layer's
+     * (constant) now, the token's once the tokens are ready. */
+    const int epi_m = m_cta + (tid * 2) / BN, epi_n = nb0 * 16 + (tid * 2) % BN;
+    const bool epi_ok = tid * 2 < BM * BN && epi_m < M && epi_n < N;
+    const float pre_n0 = epi_ok ? s0[epi_n] : 0.0f, pre_n1 = epi_ok ? s0[epi_n + 1] : 0.0f;
+//% end
 {{ gemm.token_wait(p) }}
+//% if p.pre_scales == 1 then
+    const float pre_m = epi_ok ? sx[epi_m] : 0.0f;
+//% end
     /* Lane (t, q) = (lane / 4, lane % 4) gives the MMA's B fragment of token
      * 8j + t: bytes 16i + 4q .. 16i + 4q + 3 of the 64-byte K block, i = 0..3
      * (two MMAs of 32). Tokens past M read nothing and count as zero. */
@@ -187,6 +198,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             continue;
 //% if p.epi == "i32" then
         *(int2 *)(Y + (size_t)m * N + n) = make_int2(red[i], red[i + 1]);
+//% elseif p.pre_scales == 1 then
+        const u32 lo = float_to_half((float)red[i] * (pre_m * pre_n0));
+        const u32 hi = float_to_half((float)red[i + 1] * (pre_m * pre_n1));
+        *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% else
         const float scale_m = sx[m];
         const u32 lo = float_to_half((float)red[i] * (scale_m * s0[n]));

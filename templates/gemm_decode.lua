@@ -21,6 +21,7 @@ function P.check(f, arch)
   if wm ~= 1 then bad("pipe=decode: warps=" .. f.warps .. " must be 1xW (W warps split K)") end
   if wn > 16 then bad("pipe=decode: at most 16 warps per CTA (" .. f.warps .. ")") end
   if split ~= 1 then bad("pipe=decode: split=" .. split .. " must be 1 (the CTA's warps split K)") end
+  if f.reduce ~= "global" then bad("pipe=decode: reduce=" .. f.reduce .. ": the CTA's warps add their K slices; there is no split-K") end
   local fused, aq_cached = import("lib/gemm.lua").check_actq(f, 32 * wn)
   local r, nt = bn // 16, bm // 8
   -- Registers per thread: U steps of R weight and group words, one step
@@ -40,7 +41,10 @@ function P.check(f, arch)
     -- are requested before waiting for the activation kernel (or, fused,
     -- before quantizing the tokens here).
     pdl = (arch.cc >= 90 and fused == 0) and 1 or 0,
-    fused = fused, aq_cached = aq_cached,
+    fused = fused, aq_cached = aq_cached, cluster = 1,
+    -- One epilogue pass (each thread at most one pair of outputs): its
+    -- scales are loaded before the main loop, not in the tail.
+    pre_scales = (f.epi ~= "i32" and bm * bn <= 64 * wn) and 1 or 0,
   }
 end
 

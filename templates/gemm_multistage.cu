@@ -6,12 +6,11 @@
 // Weights are the MMA's A operand (16 weight rows x 32 k), tokens its B
 // operand (8 tokens), so one packed layout (runtime/quant.h) serves every M.
 // CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; warps {{ p.warps_m }} (tokens) x {{ p.warps_n }} (rows).
-// Split-K {{ p.split }}: blockIdx.z takes a slice of K; the last CTA of a tile to
-// finish adds the others' INT32 partials (exact) and runs the epilogue.
+// Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// rank 0 adds the others' INT32 accumulators (exact) and runs the epilogue." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
 {{ lib.prelude }}
 {{ lib.mma_s8 }}
 {{ lib.dequant[f.scheme] }}
-{{ gemm.fused_lib(p, lib) }}
+{{ gemm.lib(p, lib) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define BK {{ p.tile_k }}
@@ -77,7 +76,28 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
 //% end
 
+//% if p.pre_scales == 1 then
+    /* The epilogue's scales, loaded now so the tail does not wait on them:
+     * the layer's (constant) and, once the tokens are ready, the tokens'. */
+    float pre_n[MI][2], pre_m[NJ][2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int n = n_cta + warp_n * (BN / WARPS_N) + i * 16 + (lane >> 2) + half * 8;
+            pre_n[i][half] = n < N ? s0[n] : 0.0f;
+        }
+//% end
 {{ gemm.prologue(p) }}
+//% if p.pre_scales == 1 then
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+        for (int odd = 0; odd < 2; ++odd) {
+            const int m = m_cta + warp_m * (BM / WARPS_M) + j * 8 + (lane & 3) * 2 + odd;
+            pre_m[j][odd] = m < M ? sx[m] : 0.0f;
+        }
+//% end
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<STAGES - 2>();
         __syncthreads();
@@ -145,8 +165,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         for (int half = 0; half < 2; ++half) {
             const int nl = warp_n * (BN / WARPS_N) + i * 16 + (lane >> 2) + half * 8;
 //% if p.epi ~= "i32" then
+//% if p.pre_scales == 1 then
+            const float scale_n = pre_n[i][half];
+//% else
             const int n = n_cta + nl;
             const float scale_n = n < N ? s0[n] : 0.0f;
+//% end
 //% end
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
@@ -157,8 +181,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% if p.epi == "i32" then
                     tile[ml * LDC + nl] = v;
 //% else
+//% if p.pre_scales == 1 then
+                    const float scale_m = pre_m[j][odd];
+//% else
                     const int m = m_cta + ml;
                     const float scale_m = m < M ? sx[m] : 0.0f;
+//% end
                     tile[ml * LDC + nl] = float_to_half((float)v * (scale_m * scale_n));
 //% end
                 }

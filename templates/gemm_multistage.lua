@@ -27,7 +27,8 @@ function P.check(f, arch)
   local stage_bytes = w_bytes + x_bytes + gp_bytes
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)          -- padded row of the output tile
-  local smem = math.max(stages * stage_bytes, bm * ldc * out_bytes)
+  local cluster, smem = import("lib/gemm.lua").check_reduce(f, d, arch,
+                                                             math.max(stages * stage_bytes, bm * ldc * out_bytes))
   -- A few bytes of static shared memory (the split-K flag) come on top.
   if smem + 128 > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
@@ -43,7 +44,10 @@ function P.check(f, arch)
     -- kernel still runs, fetch weights first, wait before touching Xq.
     -- A fused GEMM follows no activation kernel.
     pdl = (arch.cc >= 90 and fused == 0) and 1 or 0,
-    fused = fused, aq_cached = aq_cached,
+    fused = fused, aq_cached = aq_cached, cluster = cluster,
+    -- Few-token tiles load the epilogue's scales before the main loop
+    -- (a few registers) rather than after it (an L2 round trip in the tail).
+    pre_scales = (f.epi ~= "i32" and (mi + nj) * 2 <= 12) and 1 or 0,
   }
 end
 

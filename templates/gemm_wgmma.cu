@@ -17,14 +17,14 @@
 //% else
 // filled with cp.async by all threads, one CTA barrier per K tile.
 //% end
-// Split-K {{ p.split }}: blockIdx.z takes a slice of K; the last CTA of a tile to
-// finish adds the others' INT32 partials (exact) and runs the epilogue.
+// Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// rank 0 adds the others' INT32 accumulators (exact) and runs the epilogue." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
 {{ lib.prelude }}
 {{ lib.wgmma_s8(p.nt) }}
 //% if p.tma == 1 then
 {{ lib.tma }}
 //% end
 {{ lib.dequant[f.scheme] }}
+{{ gemm.lib(p, lib) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define BK {{ p.tile_k }}

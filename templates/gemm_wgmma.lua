@@ -71,7 +71,9 @@ function P.check(f, arch)
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
   -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
   -- are static.
-  local smem = math.max(stages * stage_bytes, bm * ldc * out_bytes) + 1024
+  local cluster, body = import("lib/gemm.lua").check_reduce(f, d, arch,
+                                                             math.max(stages * stage_bytes, bm * ldc * out_bytes))
+  local smem = body + 1024
   local static = 16 + ((pipe == "tma") and 16 * stages or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
@@ -83,7 +85,7 @@ function P.check(f, arch)
     group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
-    pdl = 1, tma = (pipe == "tma") and 1 or 0,
+    pdl = 1, tma = (pipe == "tma") and 1 or 0, cluster = cluster,
   }
 end
 

@@ -107,6 +107,12 @@ V.KINDS = {
       -- launch per forward; pipes multistage and decode).
       actq   = { norm = norm_choice("actq", { kernel = "kernel", launch = "kernel", fused = "fused",
                                               gemm = "fused" }), default = "kernel" },
+      -- reduce=global: split-K slices meet in INT32 partials in the
+      -- workspace (the last CTA of a tile adds them); reduce=cluster: the
+      -- slices of a tile form a thread-block cluster and add over
+      -- distributed shared memory (sm_90+, split 2..8).
+      reduce = { norm = norm_choice("reduce", { global = "global", workspace = "global", cluster = "cluster",
+                                                dsmem = "cluster" }), default = "global" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
       arch   = { norm = norm_arch },
     },

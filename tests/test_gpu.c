@@ -250,11 +250,19 @@ START_TEST(forced_variant)
      * tokens, two 64-row blocks each, and an odd split. */
     /* The same through the TMA pipe: a split whose slices are shorter
      * than the ring, and a 3-stage ring that wraps (mbarrier parity). */
+    /* And split-K reduced in clusters. */
     static const char *const sm90a_variants[] = {
         "g=128;tile=64x128x128;warps=2x4;stages=5;split=3;pipe=wgmma",
         "g=128;tile=64x128x128;warps=2x4;stages=5;split=3;pipe=tma",
         "g=128;tile=128x128x128;warps=1x8;stages=4;split=3;pipe=tma",
         "g=128;tile=64x256x128;warps=1x8;stages=3;split=1;pipe=tma",
+        /* Split-K over distributed shared memory: clusters of 2, 3 and 8
+         * CTAs (slices of one K tile at 8), fused quantization with it. */
+        "g=128;tile=16x64x128;warps=1x4;stages=4;split=2;reduce=cluster",
+        "g=128;tile=32x128x128;warps=1x4;stages=3;split=3;reduce=cluster",
+        "g=128;tile=64x128x128;warps=1x8;stages=4;split=8;pipe=wgmma;reduce=cluster",
+        "g=128;tile=128x128x128;warps=1x8;stages=4;split=4;pipe=tma;reduce=cluster",
+        "g=128;tile=16x64x128;warps=1x4;stages=4;split=4;reduce=cluster;actq=fused",
     };
     char arch[16];
     ck_assert_int_eq(qjit_context_arch(f.ctx, arch, sizeof arch), QJIT_OK);

@@ -37,8 +37,8 @@ START_TEST(order_and_spelling_do_not_matter)
     };
     char first[1024], other[1024];
     canon(ctx, same[0], first);
-    ck_assert_str_eq(first, "actq=kernel;arch=sm_90a;epi=f16;g=128;kernel=gemm;pipe=multistage;scheme=w4a8-lqq;"
-                            "split=1;stages=4;tile=64x128x64;warps=2x2");
+    ck_assert_str_eq(first, "actq=kernel;arch=sm_90a;epi=f16;g=128;kernel=gemm;pipe=multistage;reduce=global;"
+                            "scheme=w4a8-lqq;split=1;stages=4;tile=64x128x64;warps=2x2");
     for (size_t i = 1; i < sizeof same / sizeof same[0]; i++) {
         canon(ctx, same[i], other);
         ck_assert_str_eq(first, other);
@@ -208,6 +208,49 @@ START_TEST(fused_quantization_is_a_variant_field)
 }
 END_TEST
 
+/* reduce=cluster: the split-K slices of a tile add over distributed shared
+ * memory (no partials, counters or fences), in every pipe with split-K;
+ * refused where there is nothing to reduce or no clusters. */
+START_TEST(cluster_reduction_is_a_variant_field)
+{
+    qjit_context *ctx = make_ctx();
+    char *src = NULL;
+    size_t len = 0;
+    static const char *const keys[] = {
+        "tile=16x64x128;warps=1x4;stages=4;split=2",
+        "tile=32x128x128;warps=1x4;stages=4;split=8;epi=i32",
+        "pipe=wgmma;tile=64x128x128;warps=1x8;stages=4;split=4",
+        "pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=4",
+    };
+    static const char *const cluster_has[] = {"barrier.cluster.arrive.release", "mapa.shared::cluster",
+                                              "ld.shared::cluster.v4.s32", NULL};
+    static const char *const global_has[] = {"atomicAdd(counters + tile", "__threadfence", NULL};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s;reduce=cluster", keys[i]);
+        src = source_with(ctx, key, cluster_has, (const char *const[]){"atomicAdd(counters", "partials +", NULL});
+        qjit_free(ctx, src);
+        src = source_with(ctx, keys[i], global_has, (const char *const[]){"barrier.cluster", NULL});
+        qjit_free(ctx, src);
+    }
+    static const struct { const char *key, *words; } bad[] = {
+        {"tile=16x64x128;warps=1x4;split=1;reduce=cluster", "leaves nothing to reduce"},
+        {"tile=16x64x128;warps=1x4;split=16;reduce=cluster", "portable cluster size 8"},
+        {"tile=16x64x128;warps=1x4;split=2;reduce=cluster;arch=sm_80", "needs thread-block clusters"},
+        {"pipe=decode;tile=8x16x64;warps=1x16;reduce=cluster", "there is no split-K"},
+        {"tile=16x64x128;warps=1x4;split=2;reduce=dsm", "reduce=dsm is not one of: cluster, global"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        src = (char *)0x1;
+        ck_assert_int_eq(qjit_generate(ctx, bad[i].key, &src, &len), QJIT_INVALID_KEY);
+        ck_assert_ptr_null(src);
+        ck_assert_msg(strstr(qjit_last_error(ctx), bad[i].words) != NULL, "%s: %s", bad[i].key,
+                      qjit_last_error(ctx));
+    }
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 /* pipe=wgmma: the warpgroup-MMA source on sm_90a; every field combination
  * it cannot run is refused with the reason. */
 START_TEST(wgmma_variants_are_checked)
@@ -282,6 +325,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, bad_keys_are_rejected);
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);
+    tcase_add_test(tc, cluster_reduction_is_a_variant_field);
     tcase_add_test(tc, wgmma_variants_are_checked);
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     qt_add(s, tc, 0);

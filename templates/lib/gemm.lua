@@ -52,7 +52,7 @@ G.FUSED_QUANTIZERS = 64
 -- garbage, never equal a new epoch, so the workspace needs no reset.
 function G.token_wait(p)
   if p.fused == 1 then
-    local counters = (p.split > 1) and [[
+    local counters = (p.split > 1 and p.cluster == 1) and [[
             for (int i = cta * THREADS + tid; i < (int)(gridDim.x * gridDim.y); i += nq * THREADS)
                 counters[i] = 0u;
 ]] or ""
@@ -87,10 +87,25 @@ function G.token_wait(p)
   return ""
 end
 
--- The device code a fused GEMM adds (empty otherwise).
-function G.fused_lib(p, lib)
-  if p.fused ~= 1 then return "" end
-  return lib.act_row .. lib.flags
+-- The device code a variant's fields add: the row quantizer and flags of
+-- a fused GEMM, the cluster primitives of a cluster split-K reduction.
+function G.lib(p, lib)
+  local parts = {}
+  if p.fused == 1 then parts[#parts + 1] = lib.act_row .. lib.flags end
+  if p.cluster > 1 then parts[#parts + 1] = lib.cluster end
+  return table.concat(parts)
+end
+
+-- Checks reduce= against the split and the target; returns the CTAs per
+-- cluster (along z, one per K slice) of a cluster reduction, else 1.
+-- smem: the bytes the variant's shared memory holds; a cluster reduction
+-- needs room for the tile's INT32 accumulators (BM x BN x 4 bytes).
+function G.check_reduce(f, d, arch, smem)
+  if f.reduce ~= "cluster" then return 1, smem end
+  if arch.cc < 90 then fail("INVALID_KEY", "reduce=cluster needs thread-block clusters (sm_90 or later), not " .. f.arch) end
+  if d.split < 2 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " leaves nothing to reduce (use split >= 2)") end
+  if d.split > 8 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " exceeds the portable cluster size 8") end
+  return d.split, math.max(smem, d.bm * d.bn * 4)
 end
 
 -- Checks actq against the pipe; returns the facts a fused GEMM adds.
@@ -210,6 +225,42 @@ end
 -- ACC_REGS accumulators, ACC(q) the q-th in register order.
 function G.split_k(p)
   if p.split <= 1 then return "" end
+  if p.cluster > 1 then
+    return [[
+    /* Split-K inside the cluster: the SPLIT CTAs of this tile (one per K
+     * slice; cluster rank = blockIdx.z) leave their accumulators in their
+     * own shared memory (the ring is drained), four per 16-byte word in
+     * register order; after a cluster barrier rank 0 adds the others'
+     * exactly, read across the cluster, and runs the epilogue. The second
+     * barrier keeps every CTA's shared memory alive until rank 0 has read
+     * it. No global partials, counters or fences. */
+    {
+        if (blockIdx.z != 0) {
+#pragma unroll
+            for (int q = 0; q < ACC_REGS; q += 4)
+                sts128(smem_base + ((q / 4) * THREADS + tid) * 16, ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3));
+        }
+        cluster_sync();
+        if (blockIdx.z == 0) {
+#pragma unroll 1
+            for (int z = 1; z < SPLIT; ++z) {
+                const u32 peer = cluster_map(smem_base, (u32)z);
+#pragma unroll
+                for (int q = 0; q < ACC_REGS; q += 4) {
+                    const int4 v = ld_cluster128(peer + ((q / 4) * THREADS + tid) * 16);
+                    ACC(q) += v.x;
+                    ACC(q + 1) += v.y;
+                    ACC(q + 2) += v.z;
+                    ACC(q + 3) += v.w;
+                }
+            }
+        }
+        cluster_sync();
+        if (blockIdx.z != 0)
+            return;
+    }
+]]
+  end
   return [[
     /* Split-K: publish this slice's accumulators (in register order, so the
      * stores and the loads below are coalesced), then count arrivals; only
