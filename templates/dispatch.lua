@@ -16,6 +16,10 @@ local D = {}
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
 --   vs 14.1 us), M = 9..16 at N <= 8192 (8192x8192: 25.2 vs 28.8 us) --
 --   while wider layers stream better through the split-K multistage tiles.
+--   At M = 9..16 and N <= 4096, 16 warps per CTA (twice the weight loads in
+--   flight per SM) beat 8 (bench/results/2026-11-22-cluster-h100/
+--   candidates-m16.txt: 4096x4096 12.90 vs 14.40 us, 4096x11008 21.86 vs
+--   23.74); at N = 8192 they lose (8192x8192 27.58 vs 24.86).
 --   wgmma pipe (bench/results/2026-11-22-wgmma-h100): warpgroup MMA with
 --   register-A weights wins from M = 65 on (57344x8192 at M = 128: 160 vs
 --   289 us; 8192x28672 at M = 256: 150 vs 261 us), and at M = 33..64 on
@@ -58,7 +62,8 @@ D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     alts = { { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 16,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
-    alts = { { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
+    alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
+             { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto", alts = { wgmma_64("tma", 16), wgmma_64("wgmma") } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
