@@ -301,8 +301,10 @@ done:
     return st;
 }
 
-/* Slow path of a bucket: build and load, check it fits the layer, publish. */
-static qjit_status resolve(qjit_linear *lin, const char *key, _Atomic(const qjit__kernel *) *slot,
+/* Slow path of a bucket's kernel (b: its bucket; NULL for the activation
+ * kernel): build and load, check it fits the layer and is launched the way
+ * its bucket's key says, publish. */
+static qjit_status resolve(qjit_linear *lin, const bucket *b, const char *key, _Atomic(const qjit__kernel *) *slot,
                            const qjit__kernel **out)
 {
     const qjit__kernel *k;
@@ -317,17 +319,24 @@ static qjit_status resolve(qjit_linear *lin, const char *key, _Atomic(const qjit
         if (k->group != lin->group)
             return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "variant %s has group %d; the weights have %d",
                                k->key, k->group, lin->group);
+        if (b && k->tma != b->tma)
+            return qjit__error(lin->ctx, QJIT_TEMPLATE, "variant %s %s tensor maps, but its key says pipe%stma",
+                               k->key, k->tma ? "takes" : "takes no", b->tma ? "=" : "!=");
+        if (b && ((k->cluster > 1) != b->cluster || (b->cluster && k->cluster != b->split)))
+            return qjit__error(lin->ctx, QJIT_TEMPLATE, "variant %s is launched in clusters of %d CTAs, but its "
+                               "key says split=%d%s", k->key, k->cluster, b->split,
+                               b->cluster ? ";reduce=cluster" : "");
     }
     atomic_store_explicit(slot, k, memory_order_release);
     *out = k;
     return QJIT_OK;
 }
 
-static qjit_status get_kernel(qjit_linear *lin, const char *key, _Atomic(const qjit__kernel *) *slot,
-                              const qjit__kernel **out)
+static qjit_status get_kernel(qjit_linear *lin, const bucket *b, const char *key,
+                              _Atomic(const qjit__kernel *) *slot, const qjit__kernel **out)
 {
     *out = atomic_load_explicit(slot, memory_order_acquire);
-    return *out ? QJIT_OK : resolve(lin, key, slot, out);
+    return *out ? QJIT_OK : resolve(lin, b, key, slot, out);
 }
 
 qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t bytes, const qjit_linear_options *opts_in,
@@ -385,10 +394,10 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
             goto fail;
     if (opts.eager || opts.variant) {
         const qjit__kernel *k;
-        if ((st = get_kernel(lin, lin->quant_key, &lin->quant, &k)))
+        if ((st = get_kernel(lin, NULL, lin->quant_key, &lin->quant, &k)))
             goto fail;
         for (int i = 0; i < lin->nbuckets; i++)
-            if ((st = get_kernel(lin, lin->buckets[i].key, &lin->buckets[i].gemm, &k)))
+            if ((st = get_kernel(lin, &lin->buckets[i], lin->buckets[i].key, &lin->buckets[i].gemm, &k)))
                 goto fail;
     }
     *out = lin;
@@ -452,17 +461,10 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
                            "for M = %lld (got %zu at %p)", need, (long long)M, workspace_bytes, workspace);
     bucket *bm = (bucket *)b;
     const qjit__kernel *quant, *gemm;
-    qjit_status st = get_kernel(lin, lin->quant_key, &lin->quant, &quant);
-    if (st || (st = get_kernel(lin, acc ? b->key_acc : b->key, acc ? &bm->gemm_acc : &bm->gemm, &gemm)))
+    qjit_status st = get_kernel(lin, NULL, lin->quant_key, &lin->quant, &quant);
+    if (st || (st = get_kernel(lin, b, acc ? b->key_acc : b->key, acc ? &bm->gemm_acc : &bm->gemm, &gemm)))
         return st;
-    /* Refuse a launch too large, or a kernel the bucket cannot feed, before
-     * anything (the workspace) changes. */
-    if (gemm->tma != b->tma)
-        return qjit__error(ctx, QJIT_TEMPLATE, "variant %s %s tensor maps, but its key says pipe%stma", gemm->key,
-                           gemm->tma ? "takes" : "takes no", b->tma ? "=" : "!=");
-    if ((gemm->cluster > 1) != b->cluster || (b->cluster && gemm->cluster != b->split))
-        return qjit__error(ctx, QJIT_TEMPLATE, "variant %s is launched in clusters of %d CTAs, but its key says "
-                           "split=%d%s", gemm->key, gemm->cluster, b->split, b->cluster ? ";reduce=cluster" : "");
+    /* Refuse a launch too large before anything (the workspace) changes. */
     unsigned gx = (unsigned)((lin->N + gemm->tile_n - 1) / gemm->tile_n);
     int64_t gy64 = (M + gemm->tile_m - 1) / gemm->tile_m;
     if (gy64 > 65535)

@@ -152,34 +152,54 @@ static __device__ __forceinline__ u32 quant4(const float *x, float scale)
     return r;
 }
 
-/* Quantizes token row m (K FP16 values, 16-byte chunks) with all T threads
- * of the CTA; red: T / 32 floats of shared memory. Rows of up to T x C
- * chunks are read once and kept in registers (unrolled, predicated: no
- * local memory); longer rows are read twice, C chunks per thread in
- * flight. Ends with a CTA barrier, so it may be called row after row. */
+/* Chunks c0, c0 + T, ... c0 + (C - 1) T of a row (zero past its end). */
 template <int T, int C>
-static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X, uint2 *Xq, float *sx, int m, int K,
-                                                    float *red)
+static __device__ __forceinline__ void load_chunks(const uint4 *row, int c0, int chunks, uint4 (&keep)[C])
+{
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        const int c = c0 + i * T;
+        keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+    }
+}
+
+/* The largest of amax and |x| over C chunks. */
+template <int C>
+static __device__ __forceinline__ float chunks_amax(const uint4 (&keep)[C], float amax)
+{
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        float x[8];
+        unpack8(keep[i], x);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            amax = fmaxf(amax, fabsf(x[e]));
+    }
+    return amax;
+}
+
+/* Quantizes token row m (K FP16 values, 16-byte chunks) with all T threads
+ * of the CTA (ALGORITHMS.md section 1); red: T / 32 floats of shared
+ * memory. Rows of up to T x C chunks are read once and kept in registers
+ * (unrolled, predicated: no local memory); longer rows are read twice, C
+ * chunks per thread in flight. A caller that quantizes another row next
+ * puts a CTA barrier between the two (red is reused). */
+template <int T, int C>
+static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X, uint2 *__restrict__ Xq,
+                                                    float *__restrict__ sx, int m, int K, float *red)
 {
     const int chunks = K / 8;
     const uint4 *row = X + (size_t)m * chunks;
-    uint2 *out = Xq + (size_t)m * chunks;
-    const bool cached = chunks <= T * C;
+    const bool cached = (chunks + T - 1) / T <= C;
     uint4 keep[C];
     float amax = 0.0f;
-    for (int c0 = threadIdx.x; c0 < chunks; c0 += T * C) {
-#pragma unroll
-        for (int i = 0; i < C; ++i) {
-            const int c = c0 + i * T;
-            keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
-        }
-#pragma unroll
-        for (int i = 0; i < C; ++i) {
-            float x[8];
-            unpack8(keep[i], x);
-#pragma unroll
-            for (int e = 0; e < 8; ++e)
-                amax = fmaxf(amax, fabsf(x[e]));
+    if (cached) {
+        load_chunks<T, C>(row, threadIdx.x, chunks, keep);
+        amax = chunks_amax<C>(keep, 0.0f);
+    } else {
+        for (int c0 = threadIdx.x; c0 < chunks; c0 += C * T) {
+            load_chunks<T, C>(row, c0, chunks, keep);
+            amax = chunks_amax<C>(keep, amax);
         }
     }
 #pragma unroll
@@ -196,25 +216,31 @@ static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X,
     const float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
     if (threadIdx.x == 0)
         sx[m] = scale;
-    for (int c0 = threadIdx.x; c0 < chunks; c0 += T * C) {
-        if (!cached) {
-#pragma unroll
-            for (int i = 0; i < C; ++i) {
-                const int c = c0 + i * T;
-                keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
-            }
-        }
+    uint2 *out = Xq + (size_t)m * chunks;
+    if (cached) {
 #pragma unroll
         for (int i = 0; i < C; ++i) {
-            const int c = c0 + i * T;
+            const int c = threadIdx.x + i * T;
             if (c < chunks) {
                 float x[8];
                 unpack8(keep[i], x);
                 out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
             }
         }
+    } else {
+        for (int c0 = threadIdx.x; c0 < chunks; c0 += C * T) {
+            load_chunks<T, C>(row, c0, chunks, keep);
+#pragma unroll
+            for (int i = 0; i < C; ++i) {
+                const int c = c0 + i * T;
+                if (c < chunks) {
+                    float x[8];
+                    unpack8(keep[i], x);
+                    out[c] = make_uint2(quant4(x, scale), quant4(x + 4, scale));
+                }
+            }
+        }
     }
-    __syncthreads();
 }
 ]]
 

@@ -63,8 +63,10 @@ function G.token_wait(p)
         const int nq = min(min(M, nctas), %d);
         const int cta = (int)((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
         if (cta < nq) {
-            for (int m = cta; m < M; m += nq)
+            for (int m = cta; m < M; m += nq) {
                 quantize_row<THREADS, %d>(X, (uint2 *)Xq, sx, m, K, aq_red);
+                __syncthreads();
+            }
 ]] .. counters .. [[
             __threadfence();
             __syncthreads();
