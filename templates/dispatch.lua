@@ -9,8 +9,8 @@ local D = {}
 -- square-ish tiles to reuse each dequantized weight across many tokens.
 -- A bucket may list `alts`: variants used instead, the first whose
 -- conditions hold (max_n: N at most this; arch: only for this target;
--- k_multiple: K a multiple of this; min_kloop: at least this many K tiles
--- per CTA at the split chosen).
+-- k_multiple: K a multiple of this; min_kloop / max_kloop: at least / at
+-- most this many K tiles per CTA at the split chosen).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -45,15 +45,39 @@ end
 -- one_wave: use `stages` and one CTA per SM when some split fills at least
 -- `fill` of the SMs in one wave with at most `max_ktiles` K tiles per CTA.
 local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
--- reduce: how two split-K slices add (reduce=cluster at split 2 only:
--- measured in bench/results/2026-11-22-cluster-h100, the two slices of a
--- 128x128 tile adding over distributed shared memory beat the workspace
--- partials at M = 128 (8192x8192: 33.7 vs 35.0 us; 10240x8192: 43.0 vs
--- 44.1), while at split 4..8 rank 0 reading every peer's tile is slower
--- (4096x4096 at M = 128: 32.2 vs 22.6 us) and few-token tiles gain nothing).
+-- reduce: how two split-K slices add. reduce=cluster (the slices of a tile
+-- in one cluster, each rank adding its share of the rows over distributed
+-- shared memory) at split 2 only, measured in bench/results/
+-- 2026-11-22-split2-h100 (ab-A/ab-C): it beats the workspace partials on the
+-- 128x128 TMA tiles (4096x4096 M = 256: 23.2 -> 22.1 us; 8192x8192 M = 128:
+-- 33.8 -> 32.5) and the 128x64 ones (4096x4096 M = 128: 18.9 -> 17.1), is
+-- even on few-token multistage tiles (ab-C2), and loses at split 4..8
+-- wherever the grid fills the SMs (4096x4096 M = 128, split 4: 22.3 -> 27.9;
+-- 8192x28672: 78 -> 121 us): clusters of 4..8 CTAs do not all fit at once.
 local function wgmma_128(split, one_wave)
   return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 4,
            one_wave = one_wave, split = split, per_sm = 2, reduce = "cluster" }
+end
+-- The 4096-wide layers (N <= 4096) at M = 17..128: 64-row weight tiles give
+-- 64 tiles across N, split 2..4 along K to fill the SMs, with deep TMA rings
+-- (8 stages) -- measured in bench/results/2026-11-22-split2-h100
+-- (candidates-*.txt): 4096x4096 at M = 32 / 64 / 128: 14.7 / 16.8 / 17.1 us
+-- against 16.0 / 18.6 / 22.6 with the tiles below; 4096x11008 at M = 64 /
+-- 128: 24.5 / 30.7 against 26.6 / 33.0. At M = 17..32 the 32-token tile wins
+-- only on short K loops (4096x11008: 25.0 against 23.3 us), so `max_kloop`.
+-- At M = 33..64 the split is 4 and reduces through the workspace: clusters
+-- of 4 CTAs that fill every SM do not all fit at once (4096x11008: 36.0 us
+-- in clusters against 24.5).
+local function narrow(max_m)
+  if max_m <= 32 then
+    return { max_n = 4096, arch = "sm_90a", k_multiple = 128, max_kloop = 16, pipe = "wgmma", tile = "32x64x128",
+             warps = "1x4", stages = 8, split = 2, reduce = "cluster" }
+  elseif max_m <= 64 then
+    return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4",
+             stages = 8, split = "auto", per_sm = 2 }
+  end
+  return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x64x128", warps = "1x4",
+           stages = 8, split = "auto", per_sm = 1, reduce = "cluster" }
 end
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
@@ -64,9 +88,11 @@ D.BUCKETS = {
   { max_m = 16,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
     alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
              { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
-  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
-  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto", alts = { wgmma_64("tma", 16), wgmma_64("wgmma") } },
-  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto", alts = { narrow(32) } },
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
+    alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma") } },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
+    alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
     alts = { wgmma_128(1) } },
@@ -130,7 +156,11 @@ local function gemm_key(scheme, group, b, N, K, arch, sms)
        and (not alt.k_multiple or K % alt.k_multiple == 0) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
-      if not alt.min_kloop or (K // bk) // split >= alt.min_kloop then v = alt; break end
+      local kloop = (K // bk) // split
+      if (not alt.min_kloop or kloop >= alt.min_kloop) and (not alt.max_kloop or kloop <= alt.max_kloop) then
+        v = alt
+        break
+      end
     end
   end
   if not v then

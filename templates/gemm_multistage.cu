@@ -33,6 +33,14 @@
 #define GP_OFF (W_STAGE + X_STAGE)
 #define ACC_REGS (MI * NJ * 4)       /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NJ * 4)][((q) / 4) % NJ][(q) % 4]
+/* The output tile's token (row) and weight row (column) of ACC(q). */
+#define ACC_ML(q) (warp_m * (BM / WARPS_M) + (q) / 4 % NJ * 8 + (lane & 3) * 2 + ((q) & 1))
+#define ACC_NL(q) (warp_n * (BN / WARPS_N) + (q) / (NJ * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
+//% if p.cluster > 1 then
+#define EPI_TILE_OFF (BM * BN * 4)      /* the output tile, past the accumulators the peers read */
+//% else
+#define EPI_TILE_OFF 0
+//% end
 
 /* Activation tile rows are BK bytes; 16-byte chunks are XOR-swizzled so the
  * eight row addresses of one ldmatrix hit eight different bank groups. */
@@ -155,9 +163,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
      * 16-byte writes. Accumulator r of tile (i, j) is weight row
      * g (+8 for r >= 2) and token 2t (+1 for odd r). */
 //% if p.epi == "i32" then
-    int *tile = (int *)smem;
+    int *tile = (int *)(smem + EPI_TILE_OFF);
 //% else
-    u16 *tile = (u16 *)smem;
+    u16 *tile = (u16 *)(smem + EPI_TILE_OFF);
 //% end
 #pragma unroll
     for (int i = 0; i < MI; ++i) {

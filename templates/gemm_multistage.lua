@@ -27,8 +27,9 @@ function P.check(f, arch)
   local stage_bytes = w_bytes + x_bytes + gp_bytes
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)          -- padded row of the output tile
-  local cluster, smem = import("lib/gemm.lua").check_reduce(f, d, arch,
-                                                             math.max(stages * stage_bytes, bm * ldc * out_bytes))
+  local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
+  local cluster, smem = import("lib/gemm.lua").check_reduce(f, d, arch, math.max(stages * stage_bytes, tile_bytes),
+                                                             tile_bytes)
   -- A few bytes of static shared memory (the split-K flag) come on top.
   if smem + 128 > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))

@@ -51,6 +51,14 @@
 #define GP_OFF (X_STAGE + W_STAGE)
 #define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
+/* The output tile's token (row) and weight row (column) of ACC(q). */
+#define ACC_ML(q) (wg_m * NT + ((q) % (NT / 2)) / 4 * 8 + (lane & 3) * 2 + ((q) & 1))
+#define ACC_NL(q) ((nbl0 + (q) / (NT / 2) * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
+//% if p.cluster > 1 then
+#define EPI_TILE_OFF (BM * BN * 4)      /* the output tile, past the accumulators the peers read */
+//% else
+#define EPI_TILE_OFF 0
+//% end
 
 //% if p.tma == 0 then
 /* The 128-byte swizzle: 16-byte chunk c of token row r sits at chunk
@@ -259,9 +267,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
      * 16-byte writes. Accumulator 4j + r of block i is weight row
      * g (+8 for r >= 2) of the warp's 16 and token 8j + 2t (+1 for odd r). */
 //% if p.epi == "i32" then
-    int *tile = (int *)smem;
+    int *tile = (int *)(smem + EPI_TILE_OFF);
 //% else
-    u16 *tile = (u16 *)smem;
+    u16 *tile = (u16 *)(smem + EPI_TILE_OFF);
 //% end
 #pragma unroll
     for (int i = 0; i < MI; ++i) {

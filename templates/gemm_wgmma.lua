@@ -69,10 +69,11 @@ function P.check(f, arch)
   local stage_bytes = (x_bytes + w_bytes + gp_bytes + 1023) // 1024 * 1024
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
+  local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
   -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
   -- are static.
-  local cluster, body = import("lib/gemm.lua").check_reduce(f, d, arch,
-                                                             math.max(stages * stage_bytes, bm * ldc * out_bytes))
+  local cluster, body = import("lib/gemm.lua").check_reduce(f, d, arch, math.max(stages * stage_bytes, tile_bytes),
+                                                             tile_bytes)
   local smem = body + 1024
   local static = 16 + ((pipe == "tma") and 16 * stages or 0)
   if smem + static > arch.smem then

@@ -1,7 +1,9 @@
 /* test_key.c -- variant keys: canonical form, spellings, every field
  * counts, bad keys rejected with a useful message; generation basics. */
 #define _GNU_SOURCE
+#include "context.h"
 #include "harness.h"
+#include "lua_vm.h"
 #include "qjit.h"
 
 #include <stdio.h>
@@ -223,7 +225,7 @@ START_TEST(cluster_reduction_is_a_variant_field)
         "pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=4",
     };
     static const char *const cluster_has[] = {"barrier.cluster.arrive.release", "mapa.shared::cluster",
-                                              "ld.shared::cluster.v4.s32", NULL};
+                                              "ld.shared::cluster.v4.s32", "row_lo * CHUNKS_PER_ROW", NULL};
     static const char *const global_has[] = {"atomicAdd(counters + tile", "__threadfence", NULL};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char key[256];
@@ -316,6 +318,53 @@ START_TEST(dispatch_picks_wgmma_on_sm90a_only)
 }
 END_TEST
 
+/* The bucket keys dispatch.lua plans for one layer (N x K, groups of 128,
+ * sm_90a, 132 SMs); keys[i] is bucket i + 1's. */
+static void plan_keys(qjit_context *ctx, const char *N, const char *K, char keys[8][512])
+{
+    pthread_mutex_lock(&ctx->lock);
+    qjit__lua *L = NULL;
+    qjit__lua_result r;
+    const char *args[6] = {"w4a8-lqq", "128", N, K, "sm_90a", "132"};
+    qjit_status st = qjit__context_lua(ctx, &L);
+    if (st == QJIT_OK)
+        st = qjit__lua_call(L, "dispatch.lua", "plan", 6, args, &r);
+    ck_assert_msg(st == QJIT_OK, "plan %sx%s: %s", N, K, qjit_last_error(ctx));
+    for (int i = 0; i < 8; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "b%d_key", i + 1);
+        const char *key = qjit__lua_result_get(&r, name);
+        snprintf(keys[i], 512, "%s", key ? key : "");
+    }
+    qjit__lua_result_release(L, &r);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The 4096-wide layers at M = 17..128 take 64-row weight tiles on deep TMA
+ * rings, split along K to fill the SMs; the 32-token tile only where each
+ * CTA's K loop is short (bench/results/2026-11-22-split2-h100). */
+START_TEST(dispatch_narrow_tiles_for_4096_wide_layers)
+{
+    qjit_context *ctx = make_ctx();
+    char keys[8][512];
+    plan_keys(ctx, "4096", "4096", keys);
+    /* Buckets 3, 4, 5: M <= 32, 64, 128. */
+    ck_assert_ptr_nonnull(strstr(keys[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
+    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;reduce=global;scheme=w4a8-lqq;split=4;stages=8;tile=64x64x128"));
+    ck_assert_ptr_nonnull(strstr(keys[4], "pipe=tma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=128x64x128"));
+    /* K = 11008: 43 K tiles per CTA at split 2, past max_kloop = 16. */
+    plan_keys(ctx, "4096", "11008", keys);
+    ck_assert_ptr_nonnull(strstr(keys[2], "pipe=multistage"));
+    ck_assert_ptr_nonnull(strstr(keys[3], "tile=64x64x128"));
+    ck_assert_ptr_nonnull(strstr(keys[4], "tile=128x64x128"));
+    /* Wider layers keep the 128-row tiles. */
+    plan_keys(ctx, "8192", "8192", keys);
+    for (int i = 2; i < 5; i++)
+        ck_assert_ptr_null(strstr(keys[i], "x64x128;"));
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("key");
@@ -328,6 +377,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, cluster_reduction_is_a_variant_field);
     tcase_add_test(tc, wgmma_variants_are_checked);
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
+    tcase_add_test(tc, dispatch_narrow_tiles_for_4096_wide_layers);
     qt_add(s, tc, 0);
     return s;
 }

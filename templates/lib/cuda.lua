@@ -267,6 +267,15 @@ static __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+/* The two halves of cluster_sync, to overlap work with the barrier. */
+static __device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+static __device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
 /* The address of this CTA's shared-memory word addr in cluster CTA rank. */
 static __device__ __forceinline__ u32 cluster_map(u32 addr, u32 rank)
 {

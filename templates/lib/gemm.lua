@@ -101,13 +101,14 @@ end
 -- Checks reduce= against the split and the target; returns the CTAs per
 -- cluster (along z, one per K slice) of a cluster reduction, else 1.
 -- smem: the bytes the variant's shared memory holds; a cluster reduction
--- needs room for the tile's INT32 accumulators (BM x BN x 4 bytes).
-function G.check_reduce(f, d, arch, smem)
+-- needs room for the tile's INT32 accumulators (BM x BN x 4 bytes) and,
+-- past them, the output tile (tile_bytes) its ranks write into rank 0.
+function G.check_reduce(f, d, arch, smem, tile_bytes)
   if f.reduce ~= "cluster" then return 1, smem end
   if arch.cc < 90 then fail("INVALID_KEY", "reduce=cluster needs thread-block clusters (sm_90 or later), not " .. f.arch) end
   if d.split < 2 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " leaves nothing to reduce (use split >= 2)") end
   if d.split > 8 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " exceeds the portable cluster size 8") end
-  return d.split, math.max(smem, d.bm * d.bn * 4)
+  return d.split, math.max(smem, d.bm * d.bn * 4 + tile_bytes)
 end
 
 -- Checks actq against the pipe; returns the facts a fused GEMM adds.
@@ -229,37 +230,51 @@ function G.split_k(p)
   if p.split <= 1 then return "" end
   if p.cluster > 1 then
     return [[
-    /* Split-K inside the cluster: the SPLIT CTAs of this tile (one per K
-     * slice; cluster rank = blockIdx.z) leave their accumulators in their
-     * own shared memory (the ring is drained), four per 16-byte word in
-     * register order; after a cluster barrier rank 0 adds the others'
-     * exactly, read across the cluster, and runs the epilogue. The second
-     * barrier keeps every CTA's shared memory alive until rank 0 has read
-     * it. No global partials, counters or fences. */
+    /* Split-K inside the cluster, distributed: the SPLIT CTAs of this tile
+     * (one per K slice; cluster rank = blockIdx.z) leave their accumulators
+     * in their own shared memory (the ring is drained), four per 16-byte
+     * word in register order. After a cluster barrier each rank adds, for
+     * the tile rows it owns (row pairs split evenly over the ranks), the
+     * other slices' accumulators exactly, reading them across the cluster
+     * (a chunk's loads from a peer issued before its first add). It then runs the
+     * epilogue into its own output tile, past the accumulators, and stores
+     * its rows. It arrives on the second cluster barrier as soon as its reads
+     * are done and waits on it only before exiting, so that its shared
+     * memory outlives the peers' reads. Only local shared-memory writes; no
+     * global partials, counters or fences. */
+    const int rank = (int)blockIdx.z;
+    const int row_lo = 2 * ((rank * (BM / 2) + SPLIT - 1) / SPLIT);
+    const int row_hi = 2 * (((rank + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
     {
-        if (blockIdx.z != 0) {
 #pragma unroll
-            for (int q = 0; q < ACC_REGS; q += 4)
-                sts128(smem_base + ((q / 4) * THREADS + tid) * 16, ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3));
-        }
+        for (int q = 0; q < ACC_REGS; q += 4)
+            sts128(smem_base + ((q / 4) * THREADS + tid) * 16, ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3));
         cluster_sync();
-        if (blockIdx.z == 0) {
-#pragma unroll 1
-            for (int z = 1; z < SPLIT; ++z) {
-                const u32 peer = cluster_map(smem_base, (u32)z);
+        /* ACC(q .. q + 3) lie on rows ACC_ML(q) and ACC_ML(q) + 1 (a pair).
+         * Sixteen registers at a time, so the sum needs few registers beyond
+         * the accumulators (two CTAs per SM stay resident). */
+        constexpr int CHUNK = ACC_REGS < 16 ? ACC_REGS : 16;
 #pragma unroll
-                for (int q = 0; q < ACC_REGS; q += 4) {
-                    const int4 v = ld_cluster128(peer + ((q / 4) * THREADS + tid) * 16);
-                    ACC(q) += v.x;
-                    ACC(q + 1) += v.y;
-                    ACC(q + 2) += v.z;
-                    ACC(q + 3) += v.w;
-                }
+        for (int q0 = 0; q0 < ACC_REGS; q0 += CHUNK) {
+#pragma unroll 1
+            for (int dz = 1; dz < SPLIT; ++dz) {
+                const u32 peer = cluster_map(smem_base, (u32)((rank + dz) % SPLIT));
+                int4 part[CHUNK / 4];
+#pragma unroll
+                for (int q = q0; q < q0 + CHUNK; q += 4)
+                    if (ACC_ML(q) >= row_lo && ACC_ML(q) < row_hi)
+                        part[(q - q0) / 4] = ld_cluster128(peer + ((q / 4) * THREADS + tid) * 16);
+#pragma unroll
+                for (int q = q0; q < q0 + CHUNK; q += 4)
+                    if (ACC_ML(q) >= row_lo && ACC_ML(q) < row_hi) {
+                        ACC(q) += part[(q - q0) / 4].x;
+                        ACC(q + 1) += part[(q - q0) / 4].y;
+                        ACC(q + 2) += part[(q - q0) / 4].z;
+                        ACC(q + 3) += part[(q - q0) / 4].w;
+                    }
             }
         }
-        cluster_sync();
-        if (blockIdx.z != 0)
-            return;
+        cluster_arrive();
     }
 ]]
   end
@@ -297,16 +312,21 @@ end
 -- The end of the epilogue: the BM x BN output tile, staged in shared memory
 -- as `tile` (row stride LDC), leaves as whole rows of 16-byte stores.
 function G.store_tile(p)
+  -- A cluster reduction's rank stores the rows it owns, then waits until
+  -- its peers are done reading its shared memory.
+  local cl = (p.cluster or 1) > 1
+  local lo, hi = cl and "row_lo" or "0", cl and "row_hi" or "BM"
+  local wait = cl and "\n    cluster_wait();" or ""
   return string.format([[
     constexpr int PER_CHUNK = 16 / %d;     /* outputs per 16-byte store */
     constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
-    for (int c = tid; c < BM * CHUNKS_PER_ROW; c += THREADS) {
+    for (int c = %s * CHUNKS_PER_ROW + tid; c < %s * CHUNKS_PER_ROW; c += THREADS) {
         const int ml = c / CHUNKS_PER_ROW, cc = c %% CHUNKS_PER_ROW;
         const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
         if (m < M && n < N)
             *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
-    }
-]], p.out_bytes)
+    }%s
+]], p.out_bytes, lo, hi, wait)
 end
 
 return G
