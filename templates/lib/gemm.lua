@@ -101,8 +101,8 @@ end
 -- Checks reduce= against the split and the target; returns the CTAs per
 -- cluster (along z, one per K slice) of a cluster reduction, else 1.
 -- smem: the bytes the variant's shared memory holds; a cluster reduction
--- needs room for the tile's INT32 accumulators (BM x BN x 4 bytes) and,
--- past them, the output tile (tile_bytes) its ranks write into rank 0.
+-- needs room for the tile's INT32 accumulators (BM x BN x 4 bytes), which
+-- the peers read, and past them the staged output tile (tile_bytes).
 function G.check_reduce(f, d, arch, smem, tile_bytes)
   if f.reduce ~= "cluster" then return 1, smem end
   if arch.cc < 90 then fail("INVALID_KEY", "reduce=cluster needs thread-block clusters (sm_90 or later), not " .. f.arch) end
@@ -235,13 +235,13 @@ function G.split_k(p)
      * in their own shared memory (the ring is drained), four per 16-byte
      * word in register order. After a cluster barrier each rank adds, for
      * the tile rows it owns (row pairs split evenly over the ranks), the
-     * other slices' accumulators exactly, reading them across the cluster
-     * (a chunk's loads from a peer issued before its first add). It then runs the
+     * other slices' accumulators exactly, read across the cluster (a chunk's
+     * loads from a peer all issued before its first add). It then runs the
      * epilogue into its own output tile, past the accumulators, and stores
-     * its rows. It arrives on the second cluster barrier as soon as its reads
-     * are done and waits on it only before exiting, so that its shared
-     * memory outlives the peers' reads. Only local shared-memory writes; no
-     * global partials, counters or fences. */
+     * its rows. It arrives on the second cluster barrier once its reads are
+     * done and waits on it only before exiting, so that its shared memory
+     * outlives the peers' reads. Only local shared-memory writes; no global
+     * partials, counters or fences. */
     const int rank = (int)blockIdx.z;
     const int row_lo = 2 * ((rank * (BM / 2) + SPLIT - 1) / SPLIT);
     const int row_hi = 2 * (((rank + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
