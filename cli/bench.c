@@ -247,6 +247,12 @@ static void run_peers(bench *b, long long M, long long N, long long K, point *p)
     }
 }
 
+/* Microseconds from t0 to t1 (CLOCK_MONOTONIC). */
+static double elapsed_us(struct timespec t0, struct timespec t1)
+{
+    return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1000.0;
+}
+
 /* The median of 20 host timings (sorts them). */
 static double median20(double t[20])
 {
@@ -268,7 +274,7 @@ static double host_cost_us(bench *b, fwd_ud *f)
             do_forward(f);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         b->d->CtxSynchronize();
-        best[rep] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 100.0 / 1000.0;
+        best[rep] = elapsed_us(t0, t1) / 100.0;
     }
     return median20(best);
 }
@@ -318,7 +324,7 @@ static double graph_host_cost_us(bench *b, fwd_ud *f, long long N)
         d->GraphLaunch(ge, s);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         d->StreamSynchronize(s);
-        t[rep] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / GRAPH_CALLS / 1000.0;
+        t[rep] = elapsed_us(t0, t1) / GRAPH_CALLS;
     }
     result = median20(t);
 out:
@@ -576,8 +582,7 @@ int cmd_bench(int argc, char **argv)
                        " \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f, \"graph_host_cost_us\": %.3f,\n"
                        " \"geomean_speedup_best\": %.3f, \"min_speedup_best\": %.3f, \"points\": [\n",
                     b.d->name, arch, b.copy_gbs, b.reps, host_us[0], host_big_m, host_us[1], host_us[2] > 0 ? host_us[2] : 0,
-                    qb_geomean(sp, npts),
-                    minsp);
+                    qb_geomean(sp, npts), minsp);
             for (int i = 0; i < npts; i++)
                 fprintf(f, "  {\"N\": %lld, \"K\": %lld, \"M\": %lld, \"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, "
                            "\"cublas_bf16_us\": %.3f, \"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, "

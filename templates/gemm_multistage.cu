@@ -33,6 +33,7 @@
 #define GP_OFF (W_STAGE + X_STAGE)
 #define ACC_REGS (MI * NJ * 4)       /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NJ * 4)][((q) / 4) % NJ][(q) % 4]
+#define ACC_NJ NJ
 /* The output tile's token (row) and weight row (column) of ACC(q). */
 #define ACC_ML(q) (warp_m * (BM / WARPS_M) + (q) / 4 % NJ * 8 + (lane & 3) * 2 + ((q) & 1))
 #define ACC_NL(q) (warp_n * (BN / WARPS_N) + (q) / (NJ * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
@@ -159,48 +160,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     cp_async_wait<0>();
     __syncthreads();
 {{ gemm.split_k(p) }}
-    /* Epilogue: stage the tile in shared memory, then store whole rows with
-     * 16-byte writes. Accumulator r of tile (i, j) is weight row
-     * g (+8 for r >= 2) and token 2t (+1 for odd r). */
-//% if p.epi == "i32" then
-    int *tile = (int *)(smem + EPI_TILE_OFF);
-//% else
-    u16 *tile = (u16 *)(smem + EPI_TILE_OFF);
-//% end
-#pragma unroll
-    for (int i = 0; i < MI; ++i) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int nl = warp_n * (BN / WARPS_N) + i * 16 + (lane >> 2) + half * 8;
-//% if p.epi ~= "i32" then
-//% if p.pre_scales == 1 then
-            const float scale_n = pre_n[i][half];
-//% else
-            const int n = n_cta + nl;
-            const float scale_n = n < N ? s0[n] : 0.0f;
-//% end
-//% end
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) {
-#pragma unroll
-                for (int odd = 0; odd < 2; ++odd) {
-                    const int ml = warp_m * (BM / WARPS_M) + j * 8 + (lane & 3) * 2 + odd;
-                    const int v = acc[i][j][half * 2 + odd];
-//% if p.epi == "i32" then
-                    tile[ml * LDC + nl] = v;
-//% else
-//% if p.pre_scales == 1 then
-                    const float scale_m = pre_m[j][odd];
-//% else
-                    const int m = m_cta + ml;
-                    const float scale_m = m < M ? sx[m] : 0.0f;
-//% end
-                    tile[ml * LDC + nl] = float_to_half((float)v * (scale_m * scale_n));
-//% end
-                }
-            }
-        }
-    }
-    __syncthreads();
-{{ gemm.store_tile(p) }}
+{{ gemm.epilogue(p, p.pre_scales == 1) }}
 }

@@ -51,6 +51,7 @@
 #define GP_OFF (X_STAGE + W_STAGE)
 #define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
+#define ACC_NJ (NT / 8)
 /* The output tile's token (row) and weight row (column) of ACC(q). */
 #define ACC_ML(q) (wg_m * NT + ((q) % (NT / 2)) / 4 * 8 + (lane & 3) * 2 + ((q) & 1))
 #define ACC_NL(q) ((nbl0 + (q) / (NT / 2) * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
@@ -263,40 +264,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% end
     __syncthreads();
 {{ gemm.split_k(p) }}
-    /* Epilogue: stage the tile in shared memory, then store whole rows with
-     * 16-byte writes. Accumulator 4j + r of block i is weight row
-     * g (+8 for r >= 2) of the warp's 16 and token 8j + 2t (+1 for odd r). */
-//% if p.epi == "i32" then
-    int *tile = (int *)(smem + EPI_TILE_OFF);
-//% else
-    u16 *tile = (u16 *)(smem + EPI_TILE_OFF);
-//% end
-#pragma unroll
-    for (int i = 0; i < MI; ++i) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int nl = (nbl0 + i * 4) * 16 + (lane >> 2) + half * 8;
-//% if p.epi ~= "i32" then
-            const int n = n_cta + nl;
-            const float scale_n = n < N ? s0[n] : 0.0f;
-//% end
-#pragma unroll
-            for (int j = 0; j < NT / 8; ++j) {
-#pragma unroll
-                for (int odd = 0; odd < 2; ++odd) {
-                    const int ml = wg_m * NT + j * 8 + (lane & 3) * 2 + odd;
-                    const int v = acc[i][j * 4 + half * 2 + odd];
-//% if p.epi == "i32" then
-                    tile[ml * LDC + nl] = v;
-//% else
-                    const int m = m_cta + ml;
-                    const float scale_m = m < M ? sx[m] : 0.0f;
-                    tile[ml * LDC + nl] = float_to_half((float)v * (scale_m * scale_n));
-//% end
-                }
-            }
-        }
-    }
-    __syncthreads();
-{{ gemm.store_tile(p) }}
+{{ gemm.epilogue(p, false) }}
 }

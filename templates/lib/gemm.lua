@@ -309,6 +309,56 @@ function G.split_k(p)
 ]]
 end
 
+-- The epilogue of the MMA pipes: each thread's accumulators, scaled (epi
+-- f16) or raw (epi i32), staged as the BM x BN output tile in shared memory
+-- (row stride LDC, at EPI_TILE_OFF), then stored as whole rows. The template
+-- defines ACC(q), ACC_NJ (8-token groups per 16-row block of a thread's
+-- registers: ACC(q) for q = (i * ACC_NJ + j) * 4 + r is block i, group j),
+-- and ACC_ML(q) / ACC_NL(q), its row (token) and column (weight row) in the
+-- tile. pre: the scales are already in registers, pre_n[i][half] and
+-- pre_m[j][odd] (else they are read here).
+function G.epilogue(p, pre)
+  local f16 = p.epi ~= "i32"
+  local scale_n = not f16 and "" or pre and [[
+
+            const float scale_n = pre_n[i][half];]] or [[
+
+            const int n = n_cta + ACC_NL(q_n);
+            const float scale_n = n < N ? s0[n] : 0.0f;]]
+  local value = not f16 and "ACC(q)" or "float_to_half((float)ACC(q) * (scale_m * scale_n))"
+  local scale_m = not f16 and "" or pre and [[
+
+                    const float scale_m = pre_m[j][odd];]] or [[
+
+                    const int m = m_cta + ml;
+                    const float scale_m = m < M ? sx[m] : 0.0f;]]
+  return [[
+    /* Epilogue: stage the tile in shared memory, then store whole rows with
+     * 16-byte writes. */
+    ]] .. (f16 and "u16" or "int") .. [[ *tile = (]] .. (f16 and "u16" or "int") .. [[ *)(smem + EPI_TILE_OFF);
+#pragma unroll
+    for (int i = 0; i < ACC_REGS / (ACC_NJ * 4); ++i) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int q_n = i * ACC_NJ * 4 + half * 2;
+            const int nl = ACC_NL(q_n);]] .. scale_n .. [[
+
+#pragma unroll
+            for (int j = 0; j < ACC_NJ; ++j) {
+#pragma unroll
+                for (int odd = 0; odd < 2; ++odd) {
+                    const int q = q_n + j * 4 + odd;
+                    const int ml = ACC_ML(q);]] .. scale_m .. [[
+
+                    tile[ml * LDC + nl] = ]] .. value .. [[;
+                }
+            }
+        }
+    }
+    __syncthreads();
+]] .. G.store_tile(p)
+end
+
 -- The end of the epilogue: the BM x BN output tile, staged in shared memory
 -- as `tile` (row stride LDC), leaves as whole rows of 16-byte stores.
 function G.store_tile(p)
