@@ -1,23 +1,25 @@
 // qjit variant: {{ key }}
 //
-// Per-token symmetric INT8 activation quantization (ALGORITHMS.md section 1;
-// the row routine, quantize_row, is lib/cuda.lua's, shared with the GEMMs
-// that quantize their own tokens):
+// Per-token symmetric INT8 activation quantization (docs/schemes.md; the row
+// routine, quantize_row, is lib/act_row.cu's, shared with the GEMMs that
+// quantize their own tokens):
 //   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
-//   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero.
+//   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero,
+//% if p.rowsum == 1 then
+//   rowsum[m] = sum_k Xq[m, k] (for the schemes that subtract a zero point in the epilogue).
+//% end
 // IEEE division and roundf make it bit-identical to the CPU reference.
 // One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values.
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
-{{ lib.prelude }}
+{{ render("lib/prelude.cu") }}
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 
-{{ lib.act_row }}
+{{ render("lib/act_row.cu") }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
-    const uint4 *__restrict__ X, uint2 *__restrict__ Xq, float *__restrict__ sx, int M, int K,
-    unsigned *__restrict__ counters, int ncounters)
+    {{ gemm.params(slots) }})
 {
-    __shared__ float warp_max[THREADS / 32];
+    __shared__ float warp_max[THREADS / 32 * {{ p.rowsum == 1 and 2 or 1 }}];
     const int m = blockIdx.x;
 //% if p.pdl == 1 then
     /* Let the GEMM that follows launch now: it fetches weights meanwhile and
@@ -28,5 +30,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
      * stream, so a workspace carries no state from call to call. */
     for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)
         counters[i] = 0u;
-    quantize_row<THREADS, CACHED>(X, Xq, sx, m, K, warp_max);
+    quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
 }

@@ -1,19 +1,19 @@
 // qjit variant: {{ key }}
 //
-// W4A8 GEMM for few tokens, {{ f.scheme }}, for {{ f.arch }}: weights stream from global
+// GEMM for few tokens, scheme {{ f.scheme }}, for {{ f.arch }}: weights stream from global
 // memory straight into registers (no shared-memory ring, no barrier in the
 // main loop) and meet the tokens in mma.sync m16n8k32 INT8 (INT32 accumulators).
-//   Y[m, n] = sx[m] * s0[n] * sum_k Xq[m, k] * W'[n, k]
-// The packed layout (runtime/quant.h) puts the 16 bytes a lane needs for two
+//   Y[m, n] = epi_value(sum_k Xq[m, k] * W'[n, k])   (the scheme's epilogue)
+// The packed layout (runtime/layout.h) puts the bytes a lane needs for two
 // MMAs of a 16 x 64 block side by side, so each warp's weight load is one
-// fully coalesced 512-byte request.
+// fully coalesced request per 512 bytes.
 // CTA: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x all of K; its {{ p.warps }} warps take
 // 1/{{ p.warps }} of K each, keep {{ p.stages }} K steps of weights in flight, and add their
 // INT32 results in shared memory (exact) before the epilogue.
-{{ lib.prelude }}
-{{ lib.mma_s8 }}
-{{ lib.dequant[f.scheme] }}
-{{ gemm.lib(p, lib) }}
+{{ render("lib/prelude.cu") }}
+{{ render("lib/mma.cu") }}
+{{ render(scheme.device, { p = p }) }}
+{{ gemm.lib(p) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define R {{ p.r }}                  /* 16-row weight blocks per CTA */
@@ -47,7 +47,7 @@ static __device__ __forceinline__ u32 ldg_act(const signed char *p)
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
-    {{ gemm.params(p) }})
+    {{ gemm.params(slots) }})
 {
     __shared__ int red[BM * BN];          /* the CTA's tile, summed over warps */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -60,27 +60,27 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     /* Row blocks past N (in the last CTA) read a valid block; their sums
      * are dropped in the epilogue. */
     const uint4 *wp[R];
-//% if p.group > 0 then
+//% if p.gparams_tiled == 1 then
     const int groups_per_row = K / GROUP;
     const u32 *gp[R];
-//% else
-    lqq_params params[R];
+//% elseif p.gparams_channel == 1 then
+    wparams params[R];
 //% end
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int nb = min(nb0 + r, nblocks - 1);
-        wp[r] = qweight + ((size_t)nb * kblocks + kb0) * 32 + lane;
-//% if p.group > 0 then
+        wp[r] = qweight + ((size_t)nb * kblocks + kb0) * (32 * W_VECS) + lane;
+//% if p.gparams_tiled == 1 then
         gp[r] = gparams + (size_t)nb * groups_per_row * 8 + (lane >> 2);
-//% else
-        params[r] = lqq_unpack_params(ldg_const(gparams + (size_t)nb * 8 + (lane >> 2)));
+//% elseif p.gparams_channel == 1 then
+        params[r] = wparams_from(ldg_const(gparams + (size_t)nb * 8 + (lane >> 2)));
 //% end
     }
 
     /* The first U steps of weights: they do not depend on the activation
      * kernel, which may still be running (programmatic dependent launch). */
-    uint4 wq[U][R];
-//% if p.group > 0 then
+    uint4 wq[U][R][W_VECS];
+//% if p.gparams_tiled == 1 then
     u32 pq[U][R];
 //% end
 #pragma unroll
@@ -88,8 +88,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         if (u < steps)
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                wq[u][r] = ldg_stream(wp[r] + u * 32);
-//% if p.group > 0 then
+#pragma unroll
+                for (int v = 0; v < W_VECS; ++v)
+                    wq[u][r][v] = ldg_stream(wp[r] + u * (32 * W_VECS) + v * 32);
+//% if p.gparams_tiled == 1 then
                 pq[u][r] = ldg_const(gp[r] + (size_t)((kb0 + u) * 64 / GROUP) * 8);
 //% end
             }
@@ -97,16 +99,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     for (int i = tid; i < BM * BN; i += THREADS)
         red[i] = 0;
 //% if p.pre_scales == 1 then
-    /* The epilogue's scales (each thread writes at most one pair of
-     * outputs), loaded now so the tail does not wait on them: the layer's
-     * (constant) now, the token's once the tokens are ready. */
+    /* The epilogue's loads (each thread writes at most one pair of outputs),
+     * made now so the tail does not wait on them: the layer's (constant)
+     * now, the token's once the tokens are ready. */
     const int epi_m = m_cta + (tid * 2) / BN, epi_n = nb0 * 16 + (tid * 2) % BN;
     const bool epi_ok = tid * 2 < BM * BN && epi_m < M && epi_n < N;
-    const float pre_n0 = epi_ok ? s0[epi_n] : 0.0f, pre_n1 = epi_ok ? s0[epi_n + 1] : 0.0f;
+    const epi_col pre_n0 = epi_col_load(EPI_COL_ARGS, epi_n, epi_ok);
+    const epi_col pre_n1 = epi_col_load(EPI_COL_ARGS, epi_n + 1, epi_ok);
 //% end
-{{ gemm.token_wait(p) }}
+{{ render("lib/token_wait.cu", { p = p, quantizers = gemm.FUSED_QUANTIZERS }) }}
 //% if p.pre_scales == 1 then
-    const float pre_m = epi_ok ? sx[epi_m] : 0.0f;
+    const epi_row pre_m = epi_row_load(EPI_ROW_ARGS, epi_m, epi_ok);
 //% end
     /* Lane (t, q) = (lane / 4, lane % 4) gives the MMA's B fragment of token
      * 8j + t: bytes 16i + 4q .. 16i + 4q + 3 of the 64-byte K block, i = 0..3
@@ -141,22 +144,23 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 u32 a[R][2][4];
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-//% if p.group > 0 then
-                    const lqq_params pr = lqq_unpack_params(pq[u][r]);
+//% if p.gparams_tiled == 1 then
+                    const wparams pr = wparams_from(pq[u][r]);
+//% elseif p.gparams_channel == 1 then
+                    const wparams pr = params[r];
 //% else
-                    const lqq_params pr = params[r];
+                    const wparams pr = {};
 //% end
-                    lqq_dequant_word(wq[u][r].x, pr, a[r][0][0], a[r][0][1]);
-                    lqq_dequant_word(wq[u][r].y, pr, a[r][0][2], a[r][0][3]);
-                    lqq_dequant_word(wq[u][r].z, pr, a[r][1][0], a[r][1][1]);
-                    lqq_dequant_word(wq[u][r].w, pr, a[r][1][2], a[r][1][3]);
+                    dequant(wq[u][r], pr, a[r]);
                 }
                 /* Refill this slot with the step U ahead. */
                 if (s + U < steps)
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
-                        wq[u][r] = ldg_stream(wp[r] + (size_t)(s + U) * 32);
-//% if p.group > 0 then
+#pragma unroll
+                        for (int v = 0; v < W_VECS; ++v)
+                            wq[u][r][v] = ldg_stream(wp[r] + (size_t)(s + U) * (32 * W_VECS) + v * 32);
+//% if p.gparams_tiled == 1 then
                         pq[u][r] = ldg_const(gp[r] + (size_t)((kb0 + s + U) * 64 / GROUP) * 8);
 //% end
                     }
@@ -199,13 +203,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% if p.epi == "i32" then
         *(int2 *)(Y + (size_t)m * N + n) = make_int2(red[i], red[i + 1]);
 //% elseif p.pre_scales == 1 then
-        const u32 lo = float_to_half((float)red[i] * (pre_m * pre_n0));
-        const u32 hi = float_to_half((float)red[i + 1] * (pre_m * pre_n1));
+        const u32 lo = float_to_half(epi_value(red[i], pre_m, pre_n0));
+        const u32 hi = float_to_half(epi_value(red[i + 1], pre_m, pre_n1));
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% else
-        const float scale_m = sx[m];
-        const u32 lo = float_to_half((float)red[i] * (scale_m * s0[n]));
-        const u32 hi = float_to_half((float)red[i + 1] * (scale_m * s0[n + 1]));
+        const epi_row row = epi_row_load(EPI_ROW_ARGS, m, true);
+        const u32 lo = float_to_half(epi_value(red[i], row, epi_col_load(EPI_COL_ARGS, n, true)));
+        const u32 hi = float_to_half(epi_value(red[i + 1], row, epi_col_load(EPI_COL_ARGS, n + 1, true)));
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% end
     }

@@ -7,12 +7,14 @@
 --   stages=U       K steps each warp keeps in flight (U x BN/16 x 512 bytes)
 --   split=1        a CTA covers all of K (its warps split it), so no
 --                  arrival counters or partials
+local G = import("lib/gemm.lua")
 local P = {}
 
 local function bad(msg) fail("INVALID_KEY", msg) end
 
 function P.check(f, arch)
-  local d = import("lib/gemm.lua").dims(f)
+  local d = G.dims(f)
+  local S, L = G.scheme(f)
   local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
   local stages, g, split = d.stages, d.g, d.split
   if bk ~= 64 then bad("pipe=decode: tile K step " .. bk .. " must be 64 (one packed block)") end
@@ -22,17 +24,18 @@ function P.check(f, arch)
   if wn > 16 then bad("pipe=decode: at most 16 warps per CTA (" .. f.warps .. ")") end
   if split ~= 1 then bad("pipe=decode: split=" .. split .. " must be 1 (the CTA's warps split K)") end
   if f.reduce ~= "global" then bad("pipe=decode: reduce=" .. f.reduce .. ": the CTA's warps add their K slices; there is no split-K") end
-  local fused, aq_cached = import("lib/gemm.lua").check_actq(f, 32 * wn)
+  local fused, aq_cached = G.check_actq(f, 32 * wn)
   local r, nt = bn // 16, bm // 8
   -- Registers per thread: U steps of R weight and group words, one step
-  -- of NT x 4 activation words, R x NT x 4 accumulators.
-  local regs = stages * r * 5 + nt * 4 + r * nt * 4 + r * 8
+  -- of NT x 4 activation words, R x NT x 4 accumulators (twice as many with
+  -- a per-group rescale).
+  local regs = stages * r * (1 + 4 * L.bits // 4) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1) + r * 8
   if regs > 160 then
     bad(string.format("pipe=decode: tile %s with %d stages needs ~%d registers per thread for its loads and "
                       .. "accumulators (max 160)", f.tile, stages, regs))
   end
   local out_bytes = (f.epi == "i32") and 4 or 2
-  return {
+  local p = {
     name = "qjit_gemm_decode_" .. f.scheme:gsub("-", "_"),
     threads = 32 * wn, smem = 0, red_words = bm * bn,
     tile_m = bm, tile_n = bn, tile_k = 64, warps = wn, stages = stages, r = r, nt = nt,
@@ -46,6 +49,10 @@ function P.check(f, arch)
     -- scales are loaded before the main loop, not in the tail.
     pre_scales = (f.epi ~= "i32" and bm * bn <= 64 * wn) and 1 or 0,
   }
+  return G.scheme_facts(p, L, g), L
 end
+
+-- The kernel's parameter slots.
+P.slots = G.slots
 
 return P

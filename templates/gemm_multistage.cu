@@ -1,16 +1,18 @@
 // qjit variant: {{ key }}
 //
-// W4A8 GEMM, {{ f.scheme }}, multistage pipeline (cp.async ring of {{ p.stages }} stages,
+// GEMM, scheme {{ f.scheme }}, multistage pipeline (cp.async ring of {{ p.stages }} stages,
 // mma.sync m16n8k32 INT8 with INT32 accumulators), for {{ f.arch }}.
-//   Y[m, n] = sx[m] * s0[n] * sum_k Xq[m, k] * W'[n, k]
+//   Y[m, n] = epi_value(sum_k Xq[m, k] * W'[n, k])   (the scheme's epilogue)
 // Weights are the MMA's A operand (16 weight rows x 32 k), tokens its B
-// operand (8 tokens), so one packed layout (runtime/quant.h) serves every M.
+// operand (8 tokens), so one packed layout (runtime/layout.h) serves every M.
 // CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; warps {{ p.warps_m }} (tokens) x {{ p.warps_n }} (rows).
-// Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// rank 0 adds the others' INT32 accumulators (exact) and runs the epilogue." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
-{{ lib.prelude }}
-{{ lib.mma_s8 }}
-{{ lib.dequant[f.scheme] }}
-{{ gemm.lib(p, lib) }}
+//% if p.split > 1 then
+// Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// each adds its share of the rows from the others' INT32 accumulators (exact)." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
+//% end
+{{ render("lib/prelude.cu") }}
+{{ render("lib/mma.cu") }}
+{{ render(scheme.device, { p = p }) }}
+{{ gemm.lib(p) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define BK {{ p.tile_k }}
@@ -54,9 +56,9 @@ static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 //% end
 }
 
-{{ gemm.load_stage(p) }}
+{{ render("lib/stage_load.cu", { p = p }) }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
-    {{ gemm.params(p) }})
+    {{ gemm.params(slots) }})
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const u32 smem_base = smem_addr(smem);
@@ -75,37 +77,40 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         for (int j = 0; j < NJ; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
 
-//% if p.group == 0 then
+//% if p.gparams_channel == 1 then
     /* Per-channel: one group per row, its parameters read once. */
-    lqq_params params[MI];
+    wparams params[MI];
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
         const int nb = (n_cta + warp_n * (BN / WARPS_N) + i * 16) / 16;
-        params[i] = lqq_unpack_params(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
+        params[i] = wparams_from(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
     }
 //% end
 
 //% if p.pre_scales == 1 then
-    /* The epilogue's scales, loaded now so the tail does not wait on them:
-     * the layer's (constant) and, once the tokens are ready, the tokens'. */
-    float pre_n[MI][2], pre_m[NJ][2];
+    /* The epilogue's loads, made now so the tail does not wait on them: the
+     * layer's (constant) and, once the tokens are ready, the tokens'. */
+    epi_col pre_n[MI][2];
+    epi_row pre_m[NJ][2];
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int n = n_cta + warp_n * (BN / WARPS_N) + i * 16 + (lane >> 2) + half * 8;
-            pre_n[i][half] = n < N ? s0[n] : 0.0f;
-        }
+        for (int half = 0; half < 2; ++half)
+            {
+                const int n = n_cta + warp_n * (BN / WARPS_N) + i * 16 + (lane >> 2) + half * 8;
+                pre_n[i][half] = epi_col_load(EPI_COL_ARGS, n, n < N);
+            }
 //% end
-{{ gemm.prologue(p) }}
+{{ render("lib/prologue.cu", { p = p, quantizers = gemm.FUSED_QUANTIZERS }) }}
 //% if p.pre_scales == 1 then
 #pragma unroll
     for (int j = 0; j < NJ; ++j)
 #pragma unroll
-        for (int odd = 0; odd < 2; ++odd) {
-            const int m = m_cta + warp_m * (BM / WARPS_M) + j * 8 + (lane & 3) * 2 + odd;
-            pre_m[j][odd] = m < M ? sx[m] : 0.0f;
-        }
+        for (int odd = 0; odd < 2; ++odd)
+            {
+                const int m = m_cta + warp_m * (BM / WARPS_M) + j * 8 + (lane & 3) * 2 + odd;
+                pre_m[j][odd] = epi_row_load(EPI_ROW_ARGS, m, m < M);
+            }
 //% end
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<STAGES - 2>();
@@ -113,31 +118,32 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         /* Refill the slot every warp finished with in the previous iteration. */
         const int next = kt + PREFETCH;
         if (next < ktiles)
-            load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, qweight,
-                                   gparams, Xq, n_cta, m_cta, M, N, K);
+            load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, STAGE_PTRS,
+                                   n_cta, m_cta, M, N, K);
         cp_async_commit();
 
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {
-            /* A: one 128-bit load per 16-row block gives this lane its 32
-             * weights for two MMAs (dual-MMA packed layout). */
+            /* A: W_VECS 128-bit loads per 16-row block give this lane its
+             * weights for two MMAs (the packed layout). */
             u32 a[MI][2][4];
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
                 const int nbl = warp_n * MI + i;
-//% if p.group > 0 then
+//% if p.gparams_tiled == 1 then
                 const int gi = (GROUP < BK) ? (kb * 64) / GROUP : 0;
-                const lqq_params pr = lqq_unpack_params(
-                    lds32(stage + GP_OFF + (nbl * NG + gi) * 32 + (lane >> 2) * 4));
+                const wparams pr = wparams_from(lds32(stage + GP_OFF + (nbl * NG + gi) * 32 + (lane >> 2) * 4));
+//% elseif p.gparams_channel == 1 then
+                const wparams pr = params[i];
 //% else
-                const lqq_params pr = params[i];
+                const wparams pr = {};
 //% end
-                const uint4 w = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16);
-                lqq_dequant_word(w.x, pr, a[i][0][0], a[i][0][1]);
-                lqq_dequant_word(w.y, pr, a[i][0][2], a[i][0][3]);
-                lqq_dequant_word(w.z, pr, a[i][1][0], a[i][1][1]);
-                lqq_dequant_word(w.w, pr, a[i][1][2], a[i][1][3]);
+                uint4 w[W_VECS];
+#pragma unroll
+                for (int v = 0; v < W_VECS; ++v)
+                    w[v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * (512 * W_VECS) + v * 512 + lane * 16);
+                dequant(w, pr, a[i]);
             }
             /* B: one ldmatrix.x4 per 8 tokens covers 64 k (two MMAs). */
             u32 b[NJ][4];
@@ -159,6 +165,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     }
     cp_async_wait<0>();
     __syncthreads();
-{{ gemm.split_k(p) }}
-{{ gemm.epilogue(p, p.pre_scales == 1) }}
+{{ render("lib/split_k.cu", { p = p }) }}
+{{ render("lib/epilogue.cu", { p = p, pre = p.pre_scales == 1 }) }}
 }

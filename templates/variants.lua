@@ -24,17 +24,7 @@ end
 
 V.norm_arch = norm_arch
 
-local SCHEMES = { ["w4a8-lqq"] = true }
-local SCHEME_ALIASES = { lqq = "w4a8-lqq", liquidquant = "w4a8-lqq", ["w4a8_lqq"] = "w4a8-lqq" }
-local PLANNED = { ["w4a8-qoq"] = true, ["w4a8-is"] = true, w8a8 = true, w4a4 = true, w4ax = true }
-
-local function norm_scheme(v)
-  local s = v:lower()
-  s = SCHEME_ALIASES[s] or s:gsub("_", "-")
-  if SCHEMES[s] then return s end
-  if PLANNED[s] then bad("scheme '" .. s .. "' has no template yet (implemented: w4a8-lqq)") end
-  bad("unknown scheme '" .. v .. "' (known: w4a8-lqq)")
-end
+local SCHEMES = import("schemes.lua")
 
 local function norm_int(name, lo, hi)
   return function(v)
@@ -46,12 +36,13 @@ local function norm_int(name, lo, hi)
   end
 end
 
+-- A group size: 0 (per channel) or a positive count of k; which sizes a
+-- scheme takes is the scheme's to say (its check_group).
 local function norm_group(v)
   local s = v:lower()
   if s == "per-channel" or s == "channel" or s == "pc" or s == "k" or s == "0" then return "0" end
   local n = tonumber(s)
   if not n or n ~= math.floor(n) or n < 0 then bad("g=" .. v .. " is not a group size (0/per-channel, 64, 128, 256, ...)") end
-  if n % 64 ~= 0 then bad("g=" .. v .. ": group must be per-channel or a multiple of 64 (the packing unit along K)") end
   return tostring(math.floor(n))
 end
 
@@ -89,12 +80,13 @@ V.KINDS = {
     -- pipe=wgmma: shared-memory ring and warpgroup MMA (sm_90a);
     -- pipe=tma: the same with the ring filled by the TMA (sm_90a).
     template = function(f)
-      return ({ decode = "gemm_decode.cu", wgmma = "gemm_wgmma.cu", tma = "gemm_wgmma.cu" })[f.pipe]
+      return ({ decode = "gemm_decode.cu", wgmma = "gemm_wgmma.cu", tma = "gemm_tma.cu" })[f.pipe]
              or "gemm_multistage.cu"
     end,
     fields = {
-      scheme = { norm = norm_scheme, default = "w4a8-lqq" },
-      g      = { norm = norm_group, default = "128" },
+      scheme = { norm = SCHEMES.normalize, default = "w4a8-lqq" },
+      -- The group's default is the scheme's (w8a8: per channel).
+      g      = { norm = norm_group, default = function(f) return tostring(SCHEMES.get(f.scheme).default_group) end },
       tile   = { norm = norm_dims("tile", 3), default = "64x128x64" },
       warps  = { norm = norm_dims("warps", 2), default = "2x2" },
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
@@ -121,6 +113,9 @@ V.KINDS = {
     template = "act_quant.cu",
     fields = {
       bits    = { norm = norm_choice("bits", { ["8"] = "8" }), default = "8" },
+      -- rowsum=1: also the tokens' integer row sums (for epilogues that
+      -- subtract a zero point).
+      rowsum  = { norm = norm_choice("rowsum", { ["0"] = "0", ["1"] = "1", no = "0", yes = "1" }), default = "0" },
       threads = { norm = norm_int("threads", 32, 1024), default = "256" },
       arch    = { norm = norm_arch },
     },
@@ -174,8 +169,16 @@ function V.parse(text, default_arch)
     table.sort(known)
     fail("UNSUPPORTED_ARCH", "no template targets " .. f.arch .. " (supported: " .. table.concat(known, ", ") .. ")")
   end
+  -- Plain defaults first: a default may be a function of other fields.
   for name, field in pairs(spec.fields) do
-    if not f[name] then f[name] = field.default end
+    if not f[name] and type(field.default) == "string" then f[name] = field.default end
+  end
+  for name, field in pairs(spec.fields) do
+    if not f[name] and field.default then f[name] = field.default(f) end
+  end
+  if f.scheme then
+    local why = SCHEMES.get(f.scheme).check_group(tonumber(f.g))
+    if why then bad(why) end
   end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
@@ -190,20 +193,30 @@ function V.canonicalize(text, default_arch)
   return canon
 end
 
+-- The template and launch plan of a parsed key: its facts p (numbers the
+-- template and the runtime need), the scheme's layout facts L (GEMMs) and
+-- the kernel's parameter slots.
+function V.plan(f)
+  local spec = V.KINDS[f.kernel]
+  local template = type(spec.template) == "function" and spec.template(f) or spec.template
+  local plan = import((template:gsub("%.cu$", ".lua")))
+  local p, L = plan.check(f, ARCH[f.arch])
+  return template, p, L, plan.slots(p, L)
+end
+
 -- Renders the kernel of a key; returns its source and the launch facts the
 -- runtime needs (kept in the cache entry, so a cache hit needs no Lua).
 function V.generate(text, default_arch)
-  local canon, f, spec = V.parse(text, default_arch)
-  local template = type(spec.template) == "function" and spec.template(f) or spec.template
-  local plan = import((template:gsub("%.cu$", ".lua")))
-  local facts = plan.check(f, ARCH[f.arch])
+  local canon, f = V.parse(text, default_arch)
+  local template, facts, L, slots = V.plan(f)
+  local gemm = import("lib/gemm.lua")
   facts.key = canon
   facts.kind = f.kernel
   facts.arch = f.arch
   facts.min_cc = ARCH[f.arch].cc
   facts.exact_cc = ARCH[f.arch].exact and 1 or 0
-  facts.source = render(template, { key = canon, f = f, p = facts, lib = import("lib/cuda.lua"),
-                                    gemm = import("lib/gemm.lua") })
+  facts.signature = gemm.signature(slots)
+  facts.source = render(template, { key = canon, f = f, p = facts, scheme = L, slots = slots, gemm = gemm })
   return facts
 end
 

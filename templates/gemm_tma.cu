@@ -1,0 +1,91 @@
+// qjit variant: {{ key }}
+//
+// GEMM, scheme {{ f.scheme }}, warpgroup-MMA pipeline for {{ f.arch }}, its ring filled by the
+// tensor memory accelerator: one thread issues the tensor copies of a K tile
+// (tokens, packed weights, group parameters), which complete on the slot's
+// "full" mbarrier; warps wait on it (no CTA barrier in the main loop) and
+// release the slot on its "empty" mbarrier once their MMAs have read it.
+//   Y[m, n] = epi_value(sum_k Xq[m, k] * W'[n, k])   (the scheme's epilogue)
+// The MMAs are those of pipe=wgmma (lib/wgmma_tile.cu): dequantized weights
+// as the register A operand, tokens (N = {{ p.nt }}) from a 128-byte-swizzled tile.
+// CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; {{ p.warps_m }} x {{ p.wg_n }} warpgroups
+// (tokens x rows), {{ p.mi }} 64-row block(s) per warpgroup; ring of {{ p.stages }} stages.
+//% if p.split > 1 then
+// Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// each adds its share of the rows from the others' INT32 accumulators (exact)." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
+//% end
+{{ render("lib/prelude.cu") }}
+{{ render("lib/wgmma.cu", { nt = p.nt }) }}
+{{ render("lib/tma.cu") }}
+{{ render(scheme.device, { p = p }) }}
+{{ gemm.lib(p) }}
+{{ render("lib/wgmma_defs.cu", { p = p }) }}
+#define TX_BYTES {{ p.x_bytes + p.w_bytes + p.gp_bytes }}   /* bytes the TMA brings per stage */
+
+/* Issues the copies of K tile kt into a stage (thread 0 only): the packed
+ * weights and group parameters (WEIGHTS) and the token tile (TOKENS), apart,
+ * so weights can be requested before the activations exist. */
+template <bool WEIGHTS, bool TOKENS>
+static __device__ __forceinline__ void tma_stage(u32 stage, u32 full, int kt, const qjit_tmap &xmap,
+                                                 const qjit_tmap &wmap, const qjit_tmap &gmap, int n_cta, int m_cta)
+{
+    if (WEIGHTS) {
+        /* Packed weights: BN/16 rows of the 16-row-block view, 64 x W_VECS
+         * u64 per 64-k block. */
+        tma_load_2d(stage + W_OFF, &wmap, kt * (BK / 64) * (64 * W_VECS), n_cta / 16, full);
+//% if p.gparams_tiled == 1 then
+        /* Group parameters: NG entries of 8 words per 16-row block. */
+        tma_load_2d(stage + GP_OFF, &gmap, kt * BK / GROUP * 8, n_cta / 16, full);
+//% end
+    }
+    if (TOKENS)
+        tma_load_2d(stage + X_OFF, &xmap, kt * BK, m_cta, full);   /* 128-byte swizzled by the map */
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+    {{ gemm.params(slots) }})
+{
+{{ render("lib/wgmma_head.cu", { p = p }) }}
+    /* full[s]: one arrival (with the stage's byte count) plus the TMA bytes;
+     * empty[s]: one arrival per warp once it has read the slot. */
+    __shared__ __align__(8) u64 bars[2 * STAGES];
+    const u32 full0 = smem_addr(bars), empty0 = full0 + STAGES * 8;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + s * 8, 1);
+            mbar_init(empty0 + s * 8, THREADS / 32);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    /* Fill the ring: weights first -- they do not depend on the activation
+     * kernel that may still be running (programmatic dependent launch). */
+    if (tid == 0)
+        for (int s = 0; s < STAGES && s < ktiles; ++s) {
+            mbar_expect_tx(full0 + s * 8, TX_BYTES);
+            tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, gmap,
+                                   n_cta, m_cta);
+        }
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (tid == 0)
+        for (int s = 0; s < STAGES && s < ktiles; ++s)
+            tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, gmap,
+                                   n_cta, m_cta);
+
+    for (int kt = 0; kt < ktiles; ++kt) {
+        mbar_wait(full0 + (kt % STAGES) * 8, (kt / STAGES) & 1);
+{{ render("lib/wgmma_tile.cu", { p = p }) }}
+        /* Refill the previous tile's slot with the tile STAGES ahead of it,
+         * once every warp has released it. */
+        if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
+            const int slot = (kt - 1) % STAGES;
+            mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
+            mbar_expect_tx(full0 + slot * 8, TX_BYTES);
+            tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
+                                  xmap, wmap, gmap, n_cta, m_cta);
+        }
+    }
+{{ render("lib/wgmma_drain.cu") }}
+    __syncthreads();
+{{ render("lib/split_k.cu", { p = p }) }}
+{{ render("lib/epilogue.cu", { p = p, pre = false }) }}
+}

@@ -1,0 +1,145 @@
+/* lib/act_row.cu -- per-token symmetric INT8 quantization of one token row
+ * (docs/schemes.md, activations), shared by the activation kernel and the
+ * GEMMs that quantize their own tokens (actq=fused), so both give the same
+ * bytes:
+ *   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
+ *   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero,
+ * and, for schemes whose epilogue subtracts a zero point (ROWSUM), the row's
+ * integer sum rowsum[m] = sum_k Xq[m, k]. IEEE division and roundf make it
+ * bit-identical to the CPU reference. */
+static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
+{
+    const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        x[2 * i] = half_to_float((u16)(w[i] & 0xFFFFu));
+        x[2 * i + 1] = half_to_float((u16)(w[i] >> 16));
+    }
+}
+
+/* Four values quantized into the bytes of a word; with ROWSUM their sum is
+ * added to sum. */
+template <bool ROWSUM>
+static __device__ __forceinline__ u32 quant4(const float *x, float scale, int &sum)
+{
+    u32 r = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        float q = roundf(x[i] / scale);
+        q = fminf(fmaxf(q, -127.0f), 127.0f);
+        r |= ((u32)(int)q & 0xFFu) << (8 * i);
+        if (ROWSUM)
+            sum += (int)q;
+    }
+    return r;
+}
+
+/* Chunks c0, c0 + T, ... c0 + (C - 1) T of a row (zero past its end). */
+template <int T, int C>
+static __device__ __forceinline__ void load_chunks(const uint4 *row, int c0, int chunks, uint4 (&keep)[C])
+{
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        const int c = c0 + i * T;
+        keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
+    }
+}
+
+/* The largest of amax and |x| over C chunks. */
+template <int C>
+static __device__ __forceinline__ float chunks_amax(const uint4 (&keep)[C], float amax)
+{
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        float x[8];
+        unpack8(keep[i], x);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            amax = fmaxf(amax, fabsf(x[e]));
+    }
+    return amax;
+}
+
+/* Quantizes token row m (K FP16 values, 16-byte chunks) with all T threads
+ * of the CTA; red: T / 32 floats of shared memory (with ROWSUM, T / 32 ints
+ * after them, and the row's sum goes to rowsum[m]). Rows of up to T x C chunks are read once and kept in registers
+ * (unrolled, predicated: no local memory); longer rows are read twice, C
+ * chunks per thread in flight. A caller that quantizes another row next
+ * puts a CTA barrier between the two (red is reused). */
+template <int T, int C, bool ROWSUM>
+static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X, uint2 *__restrict__ Xq,
+                                                    float *__restrict__ sx, int *__restrict__ rowsum, int m, int K,
+                                                    float *red)
+{
+    const int chunks = K / 8;
+    const uint4 *row = X + (size_t)m * chunks;
+    const bool cached = (chunks + T - 1) / T <= C;
+    uint4 keep[C];
+    float amax = 0.0f;
+    if (cached) {
+        load_chunks<T, C>(row, threadIdx.x, chunks, keep);
+        amax = chunks_amax<C>(keep, 0.0f);
+    } else {
+        for (int c0 = threadIdx.x; c0 < chunks; c0 += C * T) {
+            load_chunks<T, C>(row, c0, chunks, keep);
+            amax = chunks_amax<C>(keep, amax);
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
+    if ((threadIdx.x & 31) == 0)
+        red[threadIdx.x >> 5] = amax;
+    __syncthreads();
+    amax = red[0];
+#pragma unroll
+    for (int w = 1; w < T / 32; ++w)
+        amax = fmaxf(amax, red[w]);
+
+    const float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+    if (threadIdx.x == 0)
+        sx[m] = scale;
+    uint2 *out = Xq + (size_t)m * chunks;
+    int sum = 0;
+    if (cached) {
+#pragma unroll
+        for (int i = 0; i < C; ++i) {
+            const int c = threadIdx.x + i * T;
+            if (c < chunks) {
+                float x[8];
+                unpack8(keep[i], x);
+                out[c] = make_uint2(quant4<ROWSUM>(x, scale, sum), quant4<ROWSUM>(x + 4, scale, sum));
+            }
+        }
+    } else {
+        for (int c0 = threadIdx.x; c0 < chunks; c0 += C * T) {
+            load_chunks<T, C>(row, c0, chunks, keep);
+#pragma unroll
+            for (int i = 0; i < C; ++i) {
+                const int c = c0 + i * T;
+                if (c < chunks) {
+                    float x[8];
+                    unpack8(keep[i], x);
+                    out[c] = make_uint2(quant4<ROWSUM>(x, scale, sum), quant4<ROWSUM>(x + 4, scale, sum));
+                }
+            }
+        }
+    }
+    if (ROWSUM) {
+        /* The row's sum: within each warp, then across the warps. */
+        int *redi = (int *)(red + T / 32);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, off);
+        if ((threadIdx.x & 31) == 0)
+            redi[threadIdx.x >> 5] = sum;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int total = 0;
+#pragma unroll
+            for (int w = 0; w < T / 32; ++w)
+                total += redi[w];
+            rowsum[m] = total;
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//% -- lib/epilogue.cu -- the epilogue of the MMA pipes: each thread's
+//% -- accumulators, through the scheme's epi_value (epi f16) or raw (epi i32),
+//% -- staged as the BM x BN output tile in shared memory (row stride LDC, at
+//% -- EPI_TILE_OFF), then stored as whole rows of 16-byte writes. The template
+//% -- defines ACC(q), ACC_NJ (8-token groups per 16-row block of a thread's
+//% -- registers: ACC(q) for q = (i * ACC_NJ + j) * 4 + r is block i, group j),
+//% -- and ACC_ML(q) / ACC_NL(q), its row (token) and column (weight row) in the
+//% -- tile. pre: the epilogue's loads are already in registers, pre_n[i][half]
+//% -- (columns) and pre_m[j][odd] (rows); else they are made here. A cluster
+//% -- reduction's rank stores only the rows it owns, then waits until its peers
+//% -- are done reading its shared memory.
+//% local f16 = p.epi ~= "i32"
+//% local out = f16 and "u16" or "int"
+    /* Epilogue: stage the tile in shared memory, then store whole rows with
+     * 16-byte writes. */
+    {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF);
+#pragma unroll
+    for (int i = 0; i < ACC_REGS / (ACC_NJ * 4); ++i) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int q_n = i * ACC_NJ * 4 + half * 2;
+            const int nl = ACC_NL(q_n);
+//% if f16 and pre then
+            const epi_col col = pre_n[i][half];
+//% elseif f16 then
+            const epi_col col = epi_col_load(EPI_COL_ARGS, n_cta + nl, n_cta + nl < N);
+//% end
+#pragma unroll
+            for (int j = 0; j < ACC_NJ; ++j) {
+#pragma unroll
+                for (int odd = 0; odd < 2; ++odd) {
+                    const int q = q_n + j * 4 + odd;
+                    const int ml = ACC_ML(q);
+//% if f16 and pre then
+                    tile[ml * LDC + nl] = float_to_half(epi_value(ACC(q), pre_m[j][odd], col));
+//% elseif f16 then
+                    const epi_row row = epi_row_load(EPI_ROW_ARGS, m_cta + ml, m_cta + ml < M);
+                    tile[ml * LDC + nl] = float_to_half(epi_value(ACC(q), row, col));
+//% else
+                    tile[ml * LDC + nl] = ACC(q);
+//% end
+                }
+            }
+        }
+    }
+    __syncthreads();
+//% local cl = p.split > 1 and p.cluster > 1
+    constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
+    constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
+    for (int c = {{ cl and "row_lo" or "0" }} * CHUNKS_PER_ROW + tid; c < {{ cl and "row_hi" or "BM" }} * CHUNKS_PER_ROW; c += THREADS) {
+        const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
+        const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
+        if (m < M && n < N)
+            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
+    }
+//% if cl then
+    cluster_wait();
+//% end

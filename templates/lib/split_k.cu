@@ -1,0 +1,80 @@
+//% -- lib/split_k.cu -- split-K fix-up inside a kernel, after its main loop: the
+//% -- thread's ACC_REGS accumulators, ACC(q) the q-th in register order, ACC_ML(q)
+//% -- its tile row. reduce=global: through INT32 partials and arrival counters
+//% -- in the workspace; reduce=cluster: over distributed shared memory.
+//% if p.split > 1 and p.cluster > 1 then
+    /* Split-K inside the cluster, distributed: the SPLIT CTAs of this tile
+     * (one per K slice; cluster rank = blockIdx.z) leave their accumulators
+     * in their own shared memory (the ring is drained), four per 16-byte
+     * word in register order. After a cluster barrier each rank adds, for
+     * the tile rows it owns (row pairs split evenly over the ranks), the
+     * other slices' accumulators exactly, read across the cluster (a chunk's
+     * loads from a peer all issued before its first add). It then runs the
+     * epilogue into its own output tile, past the accumulators, and stores
+     * its rows. It arrives on the second cluster barrier once its reads are
+     * done and waits on it only before exiting, so that its shared memory
+     * outlives the peers' reads. Only local shared-memory writes; no global
+     * partials, counters or fences. */
+    const int rank = (int)blockIdx.z;
+    const int row_lo = 2 * ((rank * (BM / 2) + SPLIT - 1) / SPLIT);
+    const int row_hi = 2 * (((rank + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
+    {
+#pragma unroll
+        for (int q = 0; q < ACC_REGS; q += 4)
+            sts128(smem_base + ((q / 4) * THREADS + tid) * 16, ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3));
+        cluster_sync();
+        /* ACC(q .. q + 3) lie on rows ACC_ML(q) and ACC_ML(q) + 1 (a pair).
+         * Sixteen registers at a time, so the sum needs few registers beyond
+         * the accumulators (two CTAs per SM stay resident). */
+        constexpr int CHUNK = ACC_REGS < 16 ? ACC_REGS : 16;
+#pragma unroll
+        for (int q0 = 0; q0 < ACC_REGS; q0 += CHUNK) {
+#pragma unroll 1
+            for (int dz = 1; dz < SPLIT; ++dz) {
+                const u32 peer = cluster_map(smem_base, (u32)((rank + dz) % SPLIT));
+                int4 part[CHUNK / 4];
+#pragma unroll
+                for (int q = q0; q < q0 + CHUNK; q += 4)
+                    if (ACC_ML(q) >= row_lo && ACC_ML(q) < row_hi)
+                        part[(q - q0) / 4] = ld_cluster128(peer + ((q / 4) * THREADS + tid) * 16);
+#pragma unroll
+                for (int q = q0; q < q0 + CHUNK; q += 4)
+                    if (ACC_ML(q) >= row_lo && ACC_ML(q) < row_hi) {
+                        ACC(q) += part[(q - q0) / 4].x;
+                        ACC(q + 1) += part[(q - q0) / 4].y;
+                        ACC(q + 2) += part[(q - q0) / 4].z;
+                        ACC(q + 3) += part[(q - q0) / 4].w;
+                    }
+            }
+        }
+        cluster_arrive();
+    }
+//% elseif p.split > 1 then
+    /* Split-K: publish this slice's accumulators (in register order, so the
+     * stores and the loads below are coalesced), then count arrivals; only
+     * the last CTA of the tile goes on, adding the other slices exactly. */
+    {
+        __shared__ unsigned last;
+        const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
+#pragma unroll
+        for (int q = 0; q < ACC_REGS; ++q)
+            __stcg(mine + q * THREADS + tid, ACC(q));
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            last = atomicAdd(counters + tile, 1u) == SPLIT - 1;
+        __syncthreads();
+        if (!last)
+            return;
+        __threadfence();
+        for (int z = 0; z < SPLIT; ++z) {
+            if (z == (int)blockIdx.z)
+                continue;
+            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
+#pragma unroll
+            for (int q = 0; q < ACC_REGS; ++q)
+                ACC(q) += __ldcg(other + q * THREADS + tid);
+        }
+    }
+//% end

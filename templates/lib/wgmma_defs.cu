@@ -1,0 +1,42 @@
+/* The warpgroup-MMA pipes' tile (lib/wgmma_defs.cu): BM tokens x BN weight
+ * rows x BK k per CTA, WG_M x WG_N warpgroups, MI 64-row wgmma blocks per
+ * warpgroup of NT tokens each; a stage holds the token tile (the swizzled B
+ * operand, on a 1024-byte boundary), the packed weights and the group
+ * parameters. */
+#define BM {{ p.tile_m }}
+#define BN {{ p.tile_n }}
+#define BK {{ p.tile_k }}
+#define WG_M {{ p.warps_m }}            /* warpgroups along the tokens */
+#define WG_N {{ p.wg_n }}               /* warpgroups along the weight rows */
+#define THREADS {{ p.threads }}
+#define STAGES {{ p.stages }}
+#define GROUP {{ p.group }}             /* 0: one group per row (per channel) */
+#define MI {{ p.mi }}                   /* 64-row wgmma blocks per warpgroup */
+#define NT {{ p.nt }}                   /* tokens per wgmma */
+#define NG {{ p.ng }}                   /* group-parameter entries per 16-row block per stage */
+#define X_STAGE {{ p.x_bytes }}
+#define W_STAGE {{ p.w_bytes }}
+#define STAGE_BYTES {{ p.stage_bytes }}
+#define LDC {{ p.ldc }}                 /* padded row of the output tile in shared memory */
+#define SPLIT {{ p.split }}
+#define X_OFF 0                         /* a stage: activations, packed weights, group parameters */
+#define W_OFF X_STAGE
+#define GP_OFF (X_STAGE + W_STAGE)
+#define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
+#define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
+#define ACC_NJ (NT / 8)
+/* The output tile's token (row) and weight row (column) of ACC(q). */
+#define ACC_ML(q) (wg_m * NT + ((q) % (NT / 2)) / 4 * 8 + (lane & 3) * 2 + ((q) & 1))
+#define ACC_NL(q) ((nbl0 + (q) / (NT / 2) * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
+//% if p.cluster > 1 then
+#define EPI_TILE_OFF (BM * BN * 4)      /* the output tile, past the accumulators the peers read */
+//% else
+#define EPI_TILE_OFF 0
+//% end
+
+/* Shared-memory matrix descriptor of a K-major INT8 tile with 128-byte rows
+ * and the 128-byte swizzle: start address, 1024 bytes between 8-row groups. */
+static __device__ __forceinline__ u64 x_desc(u32 addr)
+{
+    return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}

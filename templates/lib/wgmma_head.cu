@@ -1,0 +1,36 @@
+//% -- lib/wgmma_head.cu -- the start of a warpgroup-MMA kernel: the ring's
+//% -- 1024-byte-aligned base (the swizzle is a function of the address), the
+//% -- thread's place, the CTA's slice of K, zeroed accumulators and, per
+//% -- channel, the group parameters read once.
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    /* The swizzle is a function of the address: align the ring to 1024. */
+    const u32 raw_base = smem_addr(smem_raw);
+    const u32 smem_base = (raw_base + 1023u) & ~1023u;
+    unsigned char *smem = smem_raw + (smem_base - raw_base);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wg = warp >> 2, wq = warp & 3;        /* warpgroup, warp within it */
+    const int wg_n = wg % WG_N, wg_m = wg / WG_N;
+    const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
+    /* This CTA's slice of the K tiles. */
+    const int kt_begin = (int)((long long)(K / BK) * blockIdx.z / SPLIT);
+    const int kt_end = (int)((long long)(K / BK) * (blockIdx.z + 1) / SPLIT);
+    const int ktiles = kt_end - kt_begin;
+    /* This warp's first 16-row block (of the CTA's), one per 64-row wgmma block. */
+    const int nbl0 = wg_n * (BN / WG_N / 16) + wq;
+
+    int acc[MI][NT / 2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            acc[i][j] = 0;
+
+//% if p.gparams_channel == 1 then
+    /* Per-channel: one group per row, its parameters read once. */
+    wparams params[MI];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        const int nb = n_cta / 16 + nbl0 + i * 4;
+        params[i] = wparams_from(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
+    }
+//% end

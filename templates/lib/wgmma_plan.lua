@@ -1,0 +1,106 @@
+-- lib/wgmma_plan.lua -- the launch plan of the two warpgroup-MMA pipes
+-- (sm_90a), gemm_wgmma.cu (pipe=wgmma) and gemm_tma.cu (pipe=tma): warpgroup
+-- MMA with the dequantized weights as the register A operand and the tokens
+-- as the shared-memory B operand. pipe=wgmma fills its ring with cp.async;
+-- pipe=tma with the tensor memory accelerator: one thread issues a tensor
+-- copy per operand per K tile (tokens 128-byte swizzled by the map)
+-- completing on per-slot mbarriers, and warps release slots on "empty"
+-- mbarriers instead of meeting at a CTA barrier every K tile. The runtime
+-- passes the tensor maps.
+-- Field meanings in these pipes:
+--   tile=BMxBNx128  BM tokens x BN weight rows per CTA; the K step is 128
+--                   (one 128-byte swizzled activation row per token)
+--   warps=WMx(4*G)  WM warpgroups split the tokens (each a wgmma of BM/WM
+--                   tokens), G warpgroups split the weight rows (each takes
+--                   BN/G rows in 64-row wgmma blocks)
+--   stages=S        shared-memory ring of S stages, S-2 K tiles in flight
+--                   (one slot is still read by the wgmma in flight)
+--   split           CTAs per output tile along K (exact INT32 fix-up)
+local P = {}
+
+local function bad(msg) fail("INVALID_KEY", msg) end
+
+-- Token counts a wgmma with 8-bit operands takes as its N.
+local function valid_n(n)
+  return n >= 8 and n <= 256 and ((n <= 32 and n % 8 == 0) or n % 16 == 0)
+end
+
+local G = import("lib/gemm.lua")
+
+function P.check(f, arch)
+  local d = G.dims(f)
+  local S, L = G.scheme(f)
+  local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
+  local stages, g, split = d.stages, d.g, d.split
+  local pipe = f.pipe
+  if f.arch ~= "sm_90a" then bad("pipe=" .. pipe .. " needs arch=sm_90a (warpgroup MMA), not " .. f.arch) end
+  if bk ~= 128 then bad("pipe=" .. pipe .. ": tile K step " .. bk .. " must be 128 (one 128-byte swizzle row)") end
+  if f.actq == "fused" then
+    bad("pipe=" .. pipe .. ": actq=fused is for the few-token pipes (multistage, decode); this pipe reads "
+        .. "tokens quantized by the activation kernel")
+  end
+  if wn % 4 ~= 0 then bad("pipe=" .. pipe .. ": warps=" .. f.warps .. ": warps along N must be whole warpgroups (4, 8, ...)") end
+  local wgn = wn // 4
+  if wm * wgn > 4 then bad("pipe=" .. pipe .. ": at most 4 warpgroups per CTA (" .. f.warps .. ")") end
+  if bn % (64 * wgn) ~= 0 then bad("pipe=" .. pipe .. ": tile N " .. bn .. " must be a multiple of 64 x " .. wgn .. " warpgroups") end
+  if bm % wm ~= 0 or not valid_n(bm // wm) then
+    bad("pipe=" .. pipe .. ": tile M " .. bm .. " over " .. wm .. " warpgroups must give 8, 16, 24, 32 or a multiple of 16 up to 256 tokens each")
+  end
+  if pipe == "tma" and bm > 256 then
+    bad("pipe=tma: tile M " .. bm .. " must be at most 256 tokens (one tensor-map box)")
+  end
+  if stages < 3 then bad("pipe=" .. pipe .. ": stages=" .. stages .. " must be at least 3") end
+  if g > 0 and g % bk ~= 0 and bk % g ~= 0 then
+    bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
+  end
+  local mi, nt = bn // wgn // 64, bm // wm
+  -- A per-group rescale (fold) keeps the group's sums apart: twice the
+  -- accumulators.
+  local acc_regs = mi * nt // 2 * (L.fold and 2 or 1)
+  if acc_regs > 128 then
+    bad("pipe=" .. pipe .. ": warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. acc_regs .. " accumulator registers per thread (max 128)"
+        .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or ""))
+  end
+  -- Registers: accumulators, two steps of A fragments, ~40 for addresses
+  -- and parameters; past the per-thread share of the register file ptxas
+  -- serializes the wgmmas.
+  local threads = 128 * wm * wgn
+  local cap = math.min(255, 65536 // threads // 8 * 8)
+  local regs = acc_regs + mi * 16 * (1 + L.bits // 4) + 40
+  if regs > cap then
+    bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; %d threads allow %d",
+                      pipe, nt, bn // wgn, regs, threads, cap))
+  end
+  local ng = (g > 0 and L.gparams) and math.max(1, bk // g) or 0
+  -- Stage layout: activations first (the swizzled B operand must sit on a
+  -- 1024-byte boundary), then packed weights, then group parameters.
+  local x_bytes, w_bytes, gp_bytes = bm * bk, bn * bk * L.bits // 8, (bn // 16) * ng * 32
+  local stage_bytes = (x_bytes + w_bytes + gp_bytes + 1023) // 1024 * 1024
+  local out_bytes = (f.epi == "i32") and 4 or 2
+  local ldc = bn + ((f.epi == "i32") and 4 or 8)
+  local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
+  -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
+  -- are static.
+  local cluster, body = G.check_reduce(f, d, arch, math.max(stages * stage_bytes, tile_bytes),
+                                                             tile_bytes)
+  local smem = body + 1024
+  local static = 16 + ((pipe == "tma") and 16 * stages or 0)
+  if smem + static > arch.smem then
+    bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
+  end
+  local p = {
+    name = "qjit_gemm_" .. pipe .. "_" .. f.scheme:gsub("-", "_"),
+    threads = threads, smem = smem,
+    tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
+    group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
+    w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
+    out_bytes = out_bytes, ldc = ldc, epi = f.epi,
+    pdl = 1, tma = (pipe == "tma") and 1 or 0, cluster = cluster, fused = 0,
+  }
+  return G.scheme_facts(p, L, g), L
+end
+
+-- The kernel's parameter slots.
+P.slots = G.slots
+
+return P

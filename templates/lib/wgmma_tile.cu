@@ -1,0 +1,65 @@
+//% -- lib/wgmma_tile.cu -- the MMAs of one K tile in a warpgroup-MMA kernel,
+//% -- from the ring's slot kt % STAGES: packed weights and group parameters of
+//% -- one 64-k step at a time (W_VECS 128-bit loads per 16-row block give this
+//% -- lane its weights for two k32 steps), dequantized into the A registers,
+//% -- the next step's loaded while this step's MMAs run. On the TMA ring the
+//% -- warp releases the previous tile's slot once its MMAs are done.
+        const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
+        const u32 xtile = stage + X_OFF + wg_m * NT * BK;
+        uint4 w[MI][W_VECS];
+//% if p.gparams_tiled == 1 then
+        u32 gp[MI];
+//% end
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+#pragma unroll
+            for (int v = 0; v < W_VECS; ++v)
+                w[i][v] = lds128(stage + W_OFF + (nbl0 + i * 4) * (BK / 64) * (512 * W_VECS) + v * 512 + lane * 16);
+//% if p.gparams_tiled == 1 then
+            gp[i] = lds32(stage + GP_OFF + (nbl0 + i * 4) * NG * 32 + (lane >> 2) * 4);
+//% end
+        }
+#pragma unroll
+        for (int kb = 0; kb < BK / 64; ++kb) {
+            u32 a[MI][2][4];
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+//% if p.gparams_tiled == 1 then
+                const wparams pr = wparams_from(gp[i]);
+//% elseif p.gparams_channel == 1 then
+                const wparams pr = params[i];
+//% else
+                const wparams pr = {};
+//% end
+                dequant(w[i], pr, a[i]);
+            }
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+                    wgmma_s8_m64n{{ p.nt }}k32(acc[i], a[i][kk], x_desc(xtile + kb * 64 + kk * 32));
+            wgmma_commit();
+            if (kb + 1 < BK / 64) {
+#pragma unroll
+                for (int i = 0; i < MI; ++i) {
+                    const int nbl = nbl0 + i * 4;
+#pragma unroll
+                    for (int v = 0; v < W_VECS; ++v)
+                        w[i][v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb + 1) * (512 * W_VECS) + v * 512 + lane * 16);
+//% if p.gparams_tiled == 1 then
+                    if (GROUP < BK)
+                        gp[i] = lds32(stage + GP_OFF + (nbl * NG + (kb + 1) * 64 / GROUP) * 32 + (lane >> 2) * 4);
+//% end
+                }
+            }
+            /* The previous step's MMAs are done: its A registers may be
+             * reused and, at the next barrier, the previous tile's slot. */
+            wgmma_wait<1>();
+//% if p.tma == 1 then
+            /* After the first step's wait the previous tile's MMAs and
+             * loads are all done: this warp releases its slot. */
+            if (kb == 0 && kt > 0 && lane == 0)
+                mbar_arrive(empty0 + ((kt - 1) % STAGES) * 8);
+//% end
+        }

@@ -1,0 +1,34 @@
+-- schemes/w4a8-lqq.lua -- W4A8 LiquidQuant (LiquidGEMM): per-channel INT8
+-- with the protective range (level 1), then per group UINT4 with an
+-- unsigned offset (level 2); dequantization is one IMAD and one LOP3 per
+-- four weights. Arithmetic: docs/schemes.md; host side: runtime/scheme_lqq.c.
+local C = import("schemes/common.lua")
+local S = {}
+
+S.name = "w4a8-lqq"
+S.id = 1                      -- QJIT_SCHEME_W4A8_LQQ
+S.default_group = 128
+
+function S.check_group(g) return C.check_group_64(S.name, g, true) end
+
+-- What the kernels need of a layer with groups of g (0: per channel).
+function S.layout(g)
+  return {
+    bits = 4,                 -- weight bits: 16-row x 64-k blocks of 512 bytes
+    gparams = true,           -- one parameter word per row pair and group (per channel when g = 0)
+    fold = false,             -- no per-group rescale of the INT32 sums
+    rowsum = false,           -- the epilogue needs no token row sums
+    device = "schemes/w4a8-lqq.cu",
+    params = { { name = "qweight", ctype = "const uint4 *__restrict__" },
+               { name = "gparams", ctype = "const u32 *__restrict__" },
+               { name = "scale", ctype = "const float *__restrict__" } },
+  }
+end
+
+-- The packed sections of an N x K layer, in buffer order.
+function S.sections(N, K, g)
+  return { C.qweight(N, K, 4), C.gparams(N, K, g > 0 and g or K),
+           C.per_channel("scale", N, "const float *__restrict__") }
+end
+
+return S
