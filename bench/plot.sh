@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Plots latency vs M per shape from a `qjit bench --csv` file: qjit and the
-# cuBLASLt peers, log-log, one panel per N x K.  Needs gnuplot.
+# Plots latency vs M per shape from a `qjit bench --csv` file: each scheme
+# the run measured and the cuBLASLt peers, log-log, one panel per N x K.
+# Needs gnuplot.
 #   bench/plot.sh bench/results/<run>/bench.csv [out.png]
 set -euo pipefail
 csv=${1:?usage: bench/plot.sh BENCH.csv [OUT.png]}
 out=${2:-${csv%.csv}.png}
 shapes=$(tail -n +2 "$csv" | cut -d, -f1,2 | awk '!seen[$0]++')
+# Column 13 names the scheme (files written before it existed hold w4a8-lqq only).
+schemes=$(tail -n +2 "$csv" | awk -F, '{ print (NF >= 13 ? $13 : "w4a8-lqq") }' | awk '!seen[$0]++')
 n=$(echo "$shapes" | wc -l)
 cols=4
 rows=$(( (n + cols - 1) / cols ))
@@ -15,14 +18,18 @@ rows=$(( (n + cols - 1) / cols ))
   echo "set datafile separator ','"
   echo "set logscale xy; set grid; set key top left font ',8'"
   echo "set xlabel 'M (tokens)'; set ylabel 'time per call (us)'"
-  echo "set multiplot layout $rows,$cols title 'qjit W4A8-LQQ vs cuBLASLt — $(basename "$(dirname "$csv")")'"
+  echo "set multiplot layout $rows,$cols title 'qjit vs cuBLASLt — $(basename "$(dirname "$csv")")'"
   while IFS=, read -r N K; do
     f="(\$1==$N && \$2==$K)"
     echo "set title '${N} x ${K}'"
-    echo "plot '$csv' every ::1 using (${f} && !(valid(12) && \$12 == 1) ? \$3 : NaN):4 with linespoints lw 2 title 'qjit w4a8', \\"
-    echo "     '' every ::1 using (${f} && \$7>0 ? \$3 : NaN):7 with linespoints title 'cublas bf16', \\"
-    echo "     '' every ::1 using (${f} && \$8>0 ? \$3 : NaN):8 with linespoints title 'cublas int8', \\"
-    echo "     '' every ::1 using (${f} && \$9>0 ? \$3 : NaN):9 with linespoints title 'cublas fp8'"
+    echo -n "plot "
+    for s in $schemes; do
+      sel="(strcol(13) eq '$s' || (strcol(13) eq '' && '$s' eq 'w4a8-lqq'))"
+      echo "'$csv' every ::1 using (${f} && ${sel} && !(valid(12) && \$12 == 1) ? \$3 : NaN):4 with linespoints lw 2 title 'qjit $s', \\"
+    done
+    echo "     '$csv' every ::1 using (${f} && \$7>0 ? \$3 : NaN):7 with linespoints dt 2 title 'cublas bf16', \\"
+    echo "     '' every ::1 using (${f} && \$8>0 ? \$3 : NaN):8 with linespoints dt 2 title 'cublas int8', \\"
+    echo "     '' every ::1 using (${f} && \$9>0 ? \$3 : NaN):9 with linespoints dt 2 title 'cublas fp8'"
   done <<< "$shapes"
   echo "unset multiplot"
 } | gnuplot

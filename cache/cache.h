@@ -13,11 +13,6 @@
 #include <stdint.h>
 #include "qjit.h"
 
-/* The folder to use: `configured` if non-NULL, else $QJIT_CACHE_DIR, else
- * $XDG_CACHE_HOME/qjit, else $HOME/.cache/qjit. Allocated with qjit__strdup.
- * Does not touch the file system. */
-qjit_status qjit__cache_resolve_dir(qjit_context *ctx, const char *configured, char **out);
-
 /* Creates the folder (and missing parents, 0700) if needed, then checks it is
  * a directory owned by the current user and not writable by group or others.
  * @return QJIT_CACHE (cannot create / not a directory, with errno text) or

@@ -11,7 +11,7 @@
 #include "blas_peer.h"
 #include "cli.h"
 #include "context.h"
-#include "quant.h"
+#include "fp16.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,20 +20,29 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: qjit bench [--shapes NxK,...] [--shapes-file F] [--m M,...] [--group G]\n"
-    "                  [--variant KEY]... [--reps R] [--no-peers] [--csv FILE] [--json FILE]\n"
-    "                  [--seed S]\n"
-    "Runs W4A8-LQQ layers and the cuBLASLt peers (BF16, INT8->INT32, FP8 E4M3) on the\n"
-    "same shapes in one process. Defaults: the Llama-2-7B/70B shapes 12288x4096,\n"
-    "4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192, 57344x8192, 8192x28672\n"
-    "and M = 1,4,16,32,64,128,256,512,1024,4096; group 128; 50 repetitions.\n"
+    "usage: qjit bench [--scheme S,...|all] [--shapes NxK,...] [--shapes-file F] [--m M,...]\n"
+    "                  [--group G] [--variant KEY]... [--reps R] [--no-peers] [--csv FILE]\n"
+    "                  [--json FILE] [--seed S]\n"
+    "Runs quantized layers of each scheme and the cuBLASLt peers (BF16, INT8->INT32, FP8\n"
+    "E4M3) on the same shapes in one process. Defaults: scheme w4a8-lqq; the Llama-2-7B/70B\n"
+    "shapes 12288x4096, 4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192,\n"
+    "57344x8192, 8192x28672 and M = 1,4,16,32,64,128,256,512,1024,4096; group 128 (for\n"
+    "schemes that take it: w8a8 is per channel, w4a8-is needs groups); 50 repetitions.\n"
+    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, or lqq, qoq, is, int8) or all.\n"
     "A shapes file holds one NxK per line (# comments allowed). Each --variant KEY adds\n"
     "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
-    "dispatch table's own choices. Ends with cold-compile and cache-load time per variant.\n";
+    "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
+    "scheme's time against w4a8-lqq's, w8a8 against cuBLAS INT8 and the fraction of the\n"
+    "INT8 tensor-core peak (cuBLAS INT8 at 8192^3, measured in the same run) it reaches.\n"
+    "Ends with cold-compile and cache-load time per variant.\n";
 
 #define NPEERS 3
 
+#define MAX_SCHEMES 4
+
 typedef struct point {
+    qjit_scheme scheme;
+    int group;
     long long N, K, M;
     double us, tops, floor_frac;
     double peer_us[NPEERS];       /* 0: not available */
@@ -44,6 +53,10 @@ typedef struct point {
 
 typedef struct bench {
     qjit_context *ctx;
+    /* Peer times per (shape, M), measured once and shared by every scheme. */
+    double (*peer_cache)[QB_MAX_MS][NPEERS];
+    int (*peer_done)[QB_MAX_MS];
+    double int8_peak_tops;        /* cuBLAS INT8 at 8192^3, the tensor cores' measured ceiling */
     qjit__driver *d;
     qb_blas *blas;
     double copy_gbs;              /* measured device copy bandwidth, GB/s (read + write) */
@@ -215,12 +228,18 @@ done:
     return rc;
 }
 
-static void run_peers(bench *b, long long M, long long N, long long K, point *p)
+/* The peers' times for this (shape, M), measured the first time any scheme
+ * asks (si, mi: the shape's and M's indexes in the run). */
+static void run_peers(bench *b, int si, int mi, long long M, long long N, long long K, point *p)
 {
     for (int k = 0; k < NPEERS; k++)
         p->peer_us[k] = 0;
     if (!b->blas)
         return;
+    if (b->peer_done[si][mi]) {
+        memcpy(p->peer_us, b->peer_cache[si][mi], sizeof p->peer_us);
+        return;
+    }
     for (int k = 0; k < NPEERS; k++) {
         CUdeviceptr W = 0, X = 0, Y = 0, ws = 0;
         size_t in = qb_in_bytes((qb_kind)k), out = qb_out_bytes((qb_kind)k), wsb = (size_t)32 << 20;
@@ -245,6 +264,40 @@ static void run_peers(bench *b, long long M, long long N, long long K, point *p)
         if (Y) b->d->MemFree(Y);
         if (ws) b->d->MemFree(ws);
     }
+    memcpy(b->peer_cache[si][mi], p->peer_us, sizeof p->peer_us);
+    b->peer_done[si][mi] = 1;
+}
+
+/* The INT8 tensor cores' ceiling as cuBLAS reaches it: INT8 x INT8 -> INT32
+ * at M = N = K = 8192, in TOPS (0 if it cannot run). */
+static double int8_peak(bench *b)
+{
+    const int n = 8192;
+    point p;
+    memset(&p, 0, sizeof p);
+    CUdeviceptr W = 0, X = 0, Y = 0, ws = 0;
+    qb_gemm *g = NULL;
+    char err[512];
+    uint64_t seed = b->seed + 99;
+    double tops = 0;
+    size_t wsb = (size_t)32 << 20;
+    if (!b->blas || b->d->MemAlloc(&W, (size_t)n * n) || b->d->MemAlloc(&X, (size_t)n * n) ||
+        b->d->MemAlloc(&Y, (size_t)n * n * 4) || b->d->MemAlloc(&ws, wsb) ||
+        fill_device(b, W, (size_t)n * n, QB_INT8, &seed) || fill_device(b, X, (size_t)n * n, QB_INT8, &seed)) {
+        fprintf(stderr, "qjit bench: the INT8 peak could not be measured (device memory)\n");
+    } else if (qb_gemm_prepare(b->blas, QB_INT8, n, n, n, W, X, Y, ws, wsb, &g, err, sizeof err)) {
+        fprintf(stderr, "qjit bench: the INT8 peak could not be measured: %s\n", err);
+    } else {
+        peer_ud u = {g};
+        double us = time_calls(b, do_peer, &u);
+        tops = us > 0 ? qb_tops(n, n, n, us) : 0;
+        qb_gemm_destroy(g);
+    }
+    if (W) b->d->MemFree(W);
+    if (X) b->d->MemFree(X);
+    if (Y) b->d->MemFree(Y);
+    if (ws) b->d->MemFree(ws);
+    return tops;
 }
 
 /* Microseconds from t0 to t1 (CLOCK_MONOTONIC). */
@@ -341,31 +394,38 @@ out:
     return result;
 }
 
-/* Quantizes a random N x K layer, then checks, times and compares it at
- * every M (with the dispatch table, or with `variant` forced). */
-static void run_layer(bench *b, long long N, long long K, int group, const char *variant, const long long *ms,
-                      int nms, int first, point *pts, int *npts, int *wrong, double host_us[3],
-                      long long *host_big_m)
+/* The random weights of an N x K layer (every scheme quantizes the same
+ * ones); NULL if out of memory. */
+static float *layer_weights(bench *b, long long N, long long K)
+{
+    float *W = malloc(sizeof(float) * (size_t)(N * K));
+    uint64_t seed = b->seed + (uint64_t)(N * 131 + K);
+    for (size_t i = 0; W && i < (size_t)(N * K); i++)
+        W[i] = 0.02f * cli_normal(&seed);
+    return W;
+}
+
+/* Quantizes the layer W (N x K) with `scheme`, then checks, times and
+ * compares it at every M (with the dispatch table, or with `variant`
+ * forced). si: the shape's index in the run. */
+static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long long N, long long K, int group,
+                      const char *variant, const long long *ms, int nms, int first, point *pts, int *npts, int *wrong,
+                      double host_us[3], long long *host_big_m)
 {
     size_t bytes = 0;
-    float *W = malloc(sizeof(float) * (size_t)(N * K));
     void *blob = NULL;
     qjit_linear *lin = NULL;
     qjit_linear_options lo;
     qjit_linear_options_init(&lo);
     lo.max_tokens = 4096;
     lo.variant = variant;
-    uint64_t seed = b->seed + (uint64_t)(N * 131 + K);
+    uint64_t seed = b->seed + (uint64_t)(N * 131 + K) + 7 * (uint64_t)scheme;
     qjit_status st;
-    if (!W || qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &bytes) || !(blob = malloc(bytes))) {
+    if (!W || qjit_packed_size(scheme, group, N, K, &bytes) || !(blob = malloc(bytes))) {
         fprintf(stderr, "qjit bench: cannot size %lldx%lld: %s\n", N, K, qjit_last_error(b->ctx));
-        free(W);
         return;
     }
-    for (size_t i = 0; i < (size_t)(N * K); i++)
-        W[i] = 0.02f * cli_normal(&seed);
-    st = qjit_quantize_weights(b->ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes);
-    free(W);
+    st = qjit_quantize_weights(b->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes);
     if (st || (st = qjit_linear_create(b->ctx, blob, bytes, &lo, &lin))) {
         fprintf(stderr, "qjit bench: %lldx%lld%s%s: %s: %s\n", N, K, variant ? " with " : "", variant ? variant : "",
                 qjit_status_name(st), qjit_last_error(b->ctx));
@@ -374,12 +434,16 @@ static void run_layer(bench *b, long long N, long long K, int group, const char 
     }
     /* The 4-bit floor: the packed weight bytes over the measured copy
      * bandwidth (bytes read plus written per second). */
-    double floor_us = qb_floor_us((double)(bytes - QJIT__WEIGHTS_HEADER_BYTES), b->copy_gbs);
+    qjit_weights_info wi;
+    qjit_weights_inspect(b->ctx, blob, bytes, &wi);
+    double floor_us = qb_floor_us((double)wi.payload_bytes, b->copy_gbs);
     for (int mi = 0; mi < nms; mi++) {
         long long M = ms[mi];
         point *p = &pts[*npts];
         memset(p, 0, sizeof *p);
         p->N = N; p->K = K; p->M = M;
+        p->scheme = scheme;
+        p->group = group;
         p->forced = variant != NULL;
         qjit_linear_variant(lin, M, p->key, sizeof p->key);
         uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
@@ -411,11 +475,12 @@ static void run_layer(bench *b, long long N, long long K, int group, const char 
                 host_us[1] = host_cost_us(b, &f);
                 *host_big_m = M;
             }
-            run_peers(b, M, N, K, p);
+            run_peers(b, si, mi, M, N, K, p);
             double best = qb_best_peer(p->peer_us, NPEERS);
-            printf("%6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d%s\n", N, K, M, p->us, p->tops,
-                   p->floor_frac, p->peer_us[0], p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0,
-                   p->checked, variant ? "  (forced)" : "");
+            printf("%-8s %3d %6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d%s\n",
+                   qjit_scheme_name(scheme), group, N, K, M, p->us, p->tops, p->floor_frac, p->peer_us[0],
+                   p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0, p->checked,
+                   variant ? "  (forced)" : "");
             fflush(stdout);
             (*npts)++;
         }
@@ -462,6 +527,91 @@ static void compile_times(bench *b, const point *pts, int npts, const char *arch
     (void)b;
 }
 
+/* The schemes of --scheme (names, aliases or "all"), checked before any
+ * GPU work; w4a8-lqq alone if none is given. Returns the count, or -1 with
+ * a message. */
+static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
+{
+    static const qjit_scheme all[MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ, QJIT_SCHEME_W4A8_IS,
+                                                 QJIT_SCHEME_W8A8};
+    if (!text) {
+        out[0] = QJIT_SCHEME_W4A8_LQQ;
+        return 1;
+    }
+    if (!strcmp(text, "all")) {
+        memcpy(out, all, sizeof all);
+        return MAX_SCHEMES;
+    }
+    int n = 0;
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, ",");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        qjit_scheme s;
+        if (len == 0 || len >= sizeof name || qjit_scheme_from_name(name, &s) != QJIT_OK) {
+            fprintf(stderr, "qjit bench: --scheme: '%.*s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, all)\n",
+                    (int)len, p);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            if (out[i] == s) {
+                fprintf(stderr, "qjit bench: --scheme: %s given twice\n", qjit_scheme_name(s));
+                return -1;
+            }
+        if (n == MAX_SCHEMES)
+            return -1;
+        out[n++] = s;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return n;
+}
+
+/* The group a scheme runs with: the one asked for if the scheme takes it on
+ * every shape, else 128, else per channel. */
+static int scheme_group(qjit_scheme s, int group, long long (*shapes)[2], int nshapes)
+{
+    const int tries[3] = {group, 128, 0};
+    for (int t = 0; t < 3; t++) {
+        int ok = 1;
+        for (int i = 0; i < nshapes && ok; i++) {
+            size_t bytes;
+            ok = qjit_packed_size(s, tries[t], shapes[i][0], shapes[i][1], &bytes) == QJIT_OK;
+        }
+        if (ok)
+            return tries[t];
+    }
+    return group;
+}
+
+/* Geomean of a over b for the dispatched points of scheme s at M (m < 0:
+ * every M) whose partner in `pts` has scheme t at the same shape and M;
+ * *min gets the smallest ratio. ratio = partner.us / point.us (> 1: s is
+ * faster). */
+static double ratio_vs(const point *pts, int npts, qjit_scheme s, qjit_scheme t, long long m, double *min)
+{
+    double *r = calloc((size_t)npts + 1, sizeof *r);
+    int n = 0;
+    *min = 0;
+    for (int i = 0; r && i < npts; i++) {
+        if (pts[i].scheme != s || pts[i].forced || (m >= 0 && pts[i].M != m))
+            continue;
+        for (int j = 0; j < npts; j++)
+            if (pts[j].scheme == t && !pts[j].forced && pts[j].N == pts[i].N && pts[j].K == pts[i].K &&
+                pts[j].M == pts[i].M && pts[i].us > 0) {
+                r[n] = pts[j].us / pts[i].us;
+                if (*min == 0 || r[n] < *min)
+                    *min = r[n];
+                n++;
+                break;
+            }
+    }
+    double g = n ? qb_geomean(r, n) : 0;
+    free(r);
+    return g;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     /* Every option is checked before the GPU is touched: a typo costs
@@ -476,8 +626,12 @@ int cmd_bench(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
+    qjit_scheme schemes[MAX_SCHEMES];
+    int nschemes = parse_schemes(args.schemes, schemes);
+    if (nschemes < 1)
+        return 2;
     long long (*shapes)[2] = args.shapes, *ms = args.ms;
-    int nshapes = args.nshapes, nms = args.nms, group = args.group, nvariants = args.nvariants;
+    int nshapes = args.nshapes, nms = args.nms, nvariants = args.nvariants;
     const char *const *variants = args.variants;
     const char *csv_path = args.csv_path, *json_path = args.json_path;
     bench b;
@@ -498,62 +652,121 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "qjit bench: cuBLASLt peers unavailable: %s\n", err);
         b.blas = NULL;
     }
+    b.peer_cache = calloc(QB_MAX_SHAPES, sizeof *b.peer_cache);
+    b.peer_done = calloc(QB_MAX_SHAPES, sizeof *b.peer_done);
     b.flush_bytes = (size_t)256 << 20;
-    if (b.d->MemAlloc(&b.flush, b.flush_bytes) || b.d->EventCreate(&b.e0, 0) || b.d->EventCreate(&b.e1, 0) ||
-        measure_copy(&b)) {
+    if (!b.peer_cache || !b.peer_done || b.d->MemAlloc(&b.flush, b.flush_bytes) || b.d->EventCreate(&b.e0, 0) ||
+        b.d->EventCreate(&b.e1, 0) || measure_copy(&b)) {
         fprintf(stderr, "qjit bench: device setup failed\n");
         return 1;
     }
-    printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); L2 flushed before every call; "
-           "median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, b.reps);
+    b.int8_peak_tops = int8_peak(&b);
+    printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); cuBLAS INT8 peak %.0f TOPS (8192^3); "
+           "L2 flushed before every call; median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs,
+           b.int8_peak_tops, b.reps);
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
 
-    point *pts = calloc((size_t)(nshapes * nms * (1 + nvariants)), sizeof *pts);
+    point *pts = calloc((size_t)(nschemes * nshapes * nms * (1 + nvariants)), sizeof *pts);
     int npts = 0, wrong = 0;
     double host_us[3] = {0, 0, 0};
     long long host_big_m = 0;
-    printf("%6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s\n", "N", "K", "M", "qjit us", "TOPS", "floor",
-           "bf16 us", "int8 us", "fp8 us", "best x", "rows");
-    for (int s = 0; s < nshapes; s++)
-        for (int v = -1; v < nvariants; v++)
-            run_layer(&b, shapes[s][0], shapes[s][1], group, v < 0 ? NULL : variants[v], ms, nms, s == 0,
-                      pts, &npts, &wrong, host_us, &host_big_m);
+    printf("%-8s %3s %6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s\n", "scheme", "g", "N", "K", "M", "qjit us", "TOPS",
+           "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows");
+    for (int s = 0; s < nshapes; s++) {
+        float *W = layer_weights(&b, shapes[s][0], shapes[s][1]);
+        if (!W)
+            fprintf(stderr, "qjit bench: out of host memory for the %lldx%lld layer\n", shapes[s][0], shapes[s][1]);
+        for (int c = 0; c < nschemes && W; c++) {
+            int group = scheme_group(schemes[c], args.group, shapes, nshapes);
+            for (int v = -1; v < nvariants; v++)
+                run_layer(&b, schemes[c], s, W, shapes[s][0], shapes[s][1], group, v < 0 ? NULL : variants[v], ms,
+                          nms, c == 0 && s == 0, pts, &npts, &wrong, host_us, &host_big_m);
+        }
+        free(W);
+    }
 
-    /* Summary: speedup over the best peer, geomean overall, minimum, per M. */
+    /* Summary: per scheme, speedup over the best peer (geomean, minimum, per M). */
     double *sp = calloc((size_t)npts + 1, sizeof *sp);
-    double minsp = 0;
+    double *v = calloc((size_t)npts + 1, sizeof *v), *fl = calloc((size_t)npts + 1, sizeof *fl);
+    double *f8 = calloc((size_t)npts + 1, sizeof *f8);
     for (int i = 0; i < npts; i++) {
         double best = qb_best_peer(pts[i].peer_us, NPEERS);
         sp[i] = best > 0 && !pts[i].forced ? best / pts[i].us : 0;
-        if (sp[i] > 0 && (minsp == 0 || sp[i] < minsp))
-            minsp = sp[i];
     }
-    printf("\nsummary: geomean speedup over the best cuBLAS path %.2fx (min %.2fx) over %d points\n",
-           qb_geomean(sp, npts), minsp, npts);
-    /* Sized by the points, not the shapes: an M listed twice in --m gathers
-     * twice the shapes' points. */
-    double *v = calloc((size_t)npts + 1, sizeof *v), *fl = calloc((size_t)npts + 1, sizeof *fl);
-    double *f8 = calloc((size_t)npts + 1, sizeof *f8);
-    for (int mi = 0; mi < nms && v && fl && f8; mi++) {
+    for (int c = 0; c < nschemes && v && fl && f8; c++) {
         int n = 0;
+        double minsp = 0;
         for (int i = 0; i < npts; i++)
-            if (pts[i].M == ms[mi] && !pts[i].forced) {
-                v[n] = sp[i];
-                fl[n] = pts[i].floor_frac;
-                f8[n] = pts[i].peer_us[QB_FP8] > 0 ? pts[i].peer_us[QB_FP8] / pts[i].us : 0;
-                n++;
+            if (pts[i].scheme == schemes[c] && sp[i] > 0) {
+                v[n++] = sp[i];
+                if (minsp == 0 || sp[i] < minsp)
+                    minsp = sp[i];
             }
-        if (n)
-            printf("  M=%-5lld geomean: %.2fx best cuBLAS, %.2fx cuBLAS FP8, %.2f of the 4-bit floor\n", ms[mi],
-                   qb_geomean(v, n), qb_geomean(f8, n), qb_geomean(fl, n));
+        printf("\nsummary %s: geomean speedup over the best cuBLAS path %.2fx (min %.2fx) over %d points\n",
+               qjit_scheme_name(schemes[c]), qb_geomean(v, n), minsp, n);
+        for (int mi = 0; mi < nms; mi++) {
+            n = 0;
+            double mmin = 0;
+            for (int i = 0; i < npts; i++)
+                if (pts[i].scheme == schemes[c] && pts[i].M == ms[mi] && !pts[i].forced) {
+                    v[n] = sp[i];
+                    fl[n] = pts[i].floor_frac;
+                    f8[n] = pts[i].peer_us[QB_FP8] > 0 ? pts[i].peer_us[QB_FP8] / pts[i].us : 0;
+                    if (sp[i] > 0 && (mmin == 0 || sp[i] < mmin))
+                        mmin = sp[i];
+                    n++;
+                }
+            if (n)
+                printf("  M=%-5lld geomean: %.2fx best cuBLAS (min %.2fx), %.2fx cuBLAS FP8, %.2f of the weight-bytes "
+                       "floor\n", ms[mi], qb_geomean(v, n), mmin, qb_geomean(f8, n), qb_geomean(fl, n));
+        }
+    }
+    /* Each scheme against w4a8-lqq: the price (or gain) of its arithmetic. */
+    int have_lqq = 0;
+    for (int c = 0; c < nschemes; c++)
+        have_lqq |= schemes[c] == QJIT_SCHEME_W4A8_LQQ;
+    for (int c = 0; c < nschemes && have_lqq; c++) {
+        if (schemes[c] == QJIT_SCHEME_W4A8_LQQ)
+            continue;
+        double mn, g = ratio_vs(pts, npts, schemes[c], QJIT_SCHEME_W4A8_LQQ, -1, &mn);
+        printf("\n%s against w4a8-lqq (lqq us / %s us; > 1: faster): geomean %.3f, min %.3f\n",
+               qjit_scheme_name(schemes[c]), qjit_scheme_name(schemes[c]), g, mn);
+        for (int mi = 0; mi < nms; mi++) {
+            g = ratio_vs(pts, npts, schemes[c], QJIT_SCHEME_W4A8_LQQ, ms[mi], &mn);
+            if (g > 0)
+                printf("  M=%-5lld geomean %.3f, min %.3f\n", ms[mi], g, mn);
+        }
+    }
+    /* w8a8 is cuBLAS INT8's arithmetic plus an epilogue: against it, and
+     * against the INT8 tensor cores' measured ceiling at the largest M. */
+    for (int c = 0; c < nschemes; c++) {
+        if (schemes[c] != QJIT_SCHEME_W8A8)
+            continue;
+        printf("\nw8a8 against cuBLAS INT8 (int8 us / w8a8 us):\n");
+        for (int mi = 0; mi < nms; mi++) {
+            int n = 0;
+            double mmin = 0, tops = 0;
+            for (int i = 0; i < npts; i++)
+                if (pts[i].scheme == QJIT_SCHEME_W8A8 && pts[i].M == ms[mi] && !pts[i].forced &&
+                    pts[i].peer_us[QB_INT8] > 0) {
+                    v[n] = pts[i].peer_us[QB_INT8] / pts[i].us;
+                    if (mmin == 0 || v[n] < mmin)
+                        mmin = v[n];
+                    tops = tops > pts[i].tops ? tops : pts[i].tops;
+                    n++;
+                }
+            if (n)
+                printf("  M=%-5lld geomean %.3f, min %.3f; best %.0f TOPS = %.2f of the INT8 peak\n", ms[mi],
+                       qb_geomean(v, n), mmin, tops, b.int8_peak_tops > 0 ? tops / b.int8_peak_tops : 0);
+        }
     }
     free(v);
     free(fl);
     free(f8);
     if (host_us[0] > 0)
-        printf("host cost of a cached forward call (M=1, first shape): %.2f us\n", host_us[0]);
+        printf("\nhost cost of a cached forward call (M=1, first shape): %.2f us\n", host_us[0]);
     else
-        printf("host cost of a cached forward call: not measured (needs M = 1 in --m)\n");
+        printf("\nhost cost of a cached forward call: not measured (needs M = 1 in --m)\n");
     if (host_us[1] > 0)
         printf("host cost of a cached forward call (M=%lld, first shape): %.2f us\n", host_big_m, host_us[1]);
     if (host_us[2] > 0)
@@ -565,11 +778,13 @@ int cmd_bench(int argc, char **argv)
     if (csv_path) {
         FILE *f = fopen(csv_path, "w");
         if (f) {
-            fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant,forced\n");
+            fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant,"
+                       "forced,scheme,group\n");
             for (int i = 0; i < npts; i++)
-                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d\n", pts[i].N, pts[i].K, pts[i].M,
-                        pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1],
-                        pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced);
+                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d,%s,%d\n", pts[i].N, pts[i].K,
+                        pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1],
+                        pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced, qjit_scheme_name(pts[i].scheme),
+                        pts[i].group);
             fclose(f);
         }
     }
@@ -578,17 +793,20 @@ int cmd_bench(int argc, char **argv)
     if (json_path) {
         FILE *f = fopen(json_path, "w");
         if (f) {
-            fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"reps\": %d, \"host_cost_us\": %.3f,\n"
+            fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"int8_peak_tops\": %.1f, "
+                       "\"reps\": %d, \"host_cost_us\": %.3f,\n"
                        " \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f, \"graph_host_cost_us\": %.3f,\n"
-                       " \"geomean_speedup_best\": %.3f, \"min_speedup_best\": %.3f, \"points\": [\n",
-                    b.d->name, arch, b.copy_gbs, b.reps, host_us[0], host_big_m, host_us[1], host_us[2] > 0 ? host_us[2] : 0,
-                    qb_geomean(sp, npts), minsp);
+                       " \"points\": [\n",
+                    b.d->name, arch, b.copy_gbs, b.int8_peak_tops, b.reps, host_us[0], host_big_m, host_us[1],
+                    host_us[2] > 0 ? host_us[2] : 0);
             for (int i = 0; i < npts; i++)
-                fprintf(f, "  {\"N\": %lld, \"K\": %lld, \"M\": %lld, \"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, "
-                           "\"cublas_bf16_us\": %.3f, \"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, "
-                           "\"speedup_best\": %.3f, \"variant\": \"%s\", \"forced\": %d}%s\n",
-                        pts[i].N, pts[i].K, pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0],
-                        pts[i].peer_us[1], pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced, i + 1 < npts ? "," : "");
+                fprintf(f, "  {\"scheme\": \"%s\", \"group\": %d, \"N\": %lld, \"K\": %lld, \"M\": %lld, "
+                           "\"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, \"cublas_bf16_us\": %.3f, "
+                           "\"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, \"speedup_best\": %.3f, "
+                           "\"variant\": \"%s\", \"forced\": %d}%s\n",
+                        qjit_scheme_name(pts[i].scheme), pts[i].group, pts[i].N, pts[i].K, pts[i].M, pts[i].us,
+                        pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1], pts[i].peer_us[2], sp[i],
+                        pts[i].key, pts[i].forced, i + 1 < npts ? "," : "");
             fprintf(f, "],\n \"compile\": [\n");
             compile_times(&b, pts, npts, arch, f);
             fprintf(f, "\n]}\n");
@@ -597,6 +815,8 @@ int cmd_bench(int argc, char **argv)
     }
     free(sp);
     free(pts);
+    free(b.peer_cache);
+    free(b.peer_done);
     qb_blas_close(b.blas);
     b.d->MemFree(b.flush);
     qjit_context_destroy(b.ctx);

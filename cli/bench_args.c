@@ -255,7 +255,7 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
             continue;
         }
         static const char *const valued[] = {"--shapes", "--shapes-file", "--m", "--group", "--variant",
-                                             "--reps", "--seed", "--csv", "--json"};
+                                             "--reps", "--seed", "--csv", "--json", "--scheme"};
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued && !known; k++)
             known = !strcmp(o, valued[k]);
@@ -283,7 +283,7 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
         } else if (!strcmp(o, "--seed")) {
             rc = parse_seed(v, &a.seed, msg, sizeof msg);
         } else if (!*v) {
-            /* --variant, --csv, --json: an empty name is a slip (an unset shell variable), not a request. */
+            /* --variant, --csv, --json, --scheme: an empty name is a slip (an unset shell variable), not a request. */
             snprintf(msg, sizeof msg, "the value is empty");
             rc = 1;
         } else if (!strcmp(o, "--variant")) {
@@ -293,6 +293,8 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
             } else {
                 a.variants[a.nvariants++] = v;
             }
+        } else if (!strcmp(o, "--scheme")) {
+            a.schemes = v;
         } else if (!strcmp(o, "--csv")) {
             a.csv_path = v;
         } else {

@@ -30,6 +30,8 @@ typedef struct qb_bench_args {
     int nvariants;
     int reps;
     uint64_t seed;
+    const char *schemes;                    /* --scheme: comma-separated names or "all" (checked by
+                                               the caller against the library); NULL: w4a8-lqq */
     const char *csv_path, *json_path;       /* NULL: not written */
     int peers;                              /* 0 after --no-peers */
     int help;                               /* --help / -h seen: print usage, run nothing */

@@ -25,5 +25,6 @@ int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, double
 int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, double *total);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_quant_error(int argc, char **argv);
 
 #endif

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "context.h"
-#include "quant.h"
+#include "fp16.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,11 +14,12 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: qjit demo [--n N] [--k K] [--group G] [--m M,M,...] [--seed S] [--cache-dir DIR]\n"
-    "Quantizes a random N x K layer (default 11008 x 4096, group 128) to W4A8-LQQ, runs\n"
-    "forward at each M (default 1,16,128,1024), checks the INT32 accumulators bit for bit\n"
-    "and the FP16 output against the CPU reference, and prints times. Without a GPU it\n"
-    "pre-compiles the default variant set for sm_90a into the cache instead.\n";
+    "usage: qjit demo [--scheme S] [--n N] [--k K] [--group G] [--m M,M,...] [--seed S] [--cache-dir DIR]\n"
+    "Quantizes a random N x K layer (default 11008 x 4096, group 128) with a scheme (default\n"
+    "w4a8-lqq; also w4a8-qoq, w4a8-is, w8a8), runs forward at each M (default 1,16,128,1024),\n"
+    "checks the INT32 accumulators bit for bit and the FP16 output against the CPU reference,\n"
+    "and prints times. Without a GPU it pre-compiles the default variant set for sm_90a into\n"
+    "the cache instead.\n";
 
 static int precompile(const char *cache_dir)
 {
@@ -160,7 +161,8 @@ done:
 int cmd_demo(int argc, char **argv)
 {
     int64_t N = 11008, K = 4096;
-    int group = 128;
+    int group = 128, group_given = 0;
+    qjit_scheme scheme = QJIT_SCHEME_W4A8_LQQ;
     uint64_t seed = (uint64_t)time(NULL);
     const char *cache_dir = NULL, *mlist = "1,16,128,1024";
     for (int i = 1; i < argc; i++) {
@@ -171,8 +173,15 @@ int cmd_demo(int argc, char **argv)
             N = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--k") && i + 1 < argc)
             K = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--group") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
             group = atoi(argv[++i]);
+            group_given = 1;
+        } else if (!strcmp(argv[i], "--scheme") && i + 1 < argc) {
+            if (qjit_scheme_from_name(argv[++i], &scheme) != QJIT_OK) {
+                fprintf(stderr, "qjit demo: '%s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8)\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--m") && i + 1 < argc)
             mlist = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -205,19 +214,22 @@ int cmd_demo(int argc, char **argv)
     void *blob = NULL;
     qjit_linear *lin = NULL;
     int rc = 1;
-    if (!W || (st = qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &bytes)) || !(blob = malloc(bytes))) {
+    /* w8a8 has per-channel weights: its group is 0 unless one is asked for. */
+    if (scheme == QJIT_SCHEME_W8A8 && !group_given)
+        group = 0;
+    if (!W || (st = qjit_packed_size(scheme, group, N, K, &bytes)) || !(blob = malloc(bytes))) {
         rc = st ? cli_fail(ctx, st, "sizing the layer") : 1;
         goto done;
     }
     for (size_t i = 0; i < (size_t)N * (size_t)K; i++)
         W[i] = 0.02f * cli_normal(&seed);
-    if ((st = qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes)) ||
+    if ((st = qjit_quantize_weights(ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes)) ||
         (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin))) {
         rc = cli_fail(ctx, st, "preparing the layer");
         goto done;
     }
-    printf("layer: N=%lld K=%lld group=%d, W4A8-LQQ, %.1f MB packed\n\n", (long long)N, (long long)K, group,
-           bytes / 1e6);
+    printf("layer: N=%lld K=%lld group=%d, %s, %.1f MB packed\n\n", (long long)N, (long long)K, group,
+           qjit_scheme_name(scheme), bytes / 1e6);
     printf("%6s %10s %10s %10s %8s %12s %10s  %s\n", "M", "compile s", "hit s", "us/call", "TOPS", "max rel err",
            "acc", "variant");
     rc = 0;

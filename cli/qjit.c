@@ -21,6 +21,8 @@ static const char usage_main[] =
     "                       the CPU reference (without a GPU: pre-compile the default set)\n"
     "  bench                time W4A8 layers against cuBLASLt BF16/INT8/FP8 on the same GPU\n"
     "                       (Llama shapes, M = 1..4096), write a table, CSV and JSON\n"
+    "  quant-error          how accurate each scheme and group size is on an LLM-like layer\n"
+    "                       (CPU only: error against the exact product, bits per weight)\n"
     "  version              print the library version\n"
     "\n"
     "Each command takes --help. Environment: QJIT_CACHE_DIR, QJIT_TEMPLATE_PATH, QJIT_ARCH,\n"
@@ -292,6 +294,8 @@ int main(int argc, char **argv)
         return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "quant-error"))
+        return cmd_quant_error(argc - 1, argv + 1);
     if (!strcmp(cmd, "version")) {
         printf("qjit %s\n", qjit_version_string());
         return 0;

@@ -318,33 +318,9 @@ local function call_error(fmt, ...)
     error(setmetatable({"TEMPLATE", format(fmt, ...)}, FAIL), 0)
 end
 
--- A table result as a flat list {name1, value1, ...} of strings.
-local function fields_of(r, module, fn)
-    local out = {}
-    for k, v in next, r do
-        if type(k) ~= "string" then
-            call_error("%s: %s() returned a table with a %s key; expected string keys",
-                       module, fn, type(k))
-        end
-        local s
-        if type(v) == "string" then s = v
-        elseif mathtype(v) == "integer" then s = format("%d", v)
-        elseif type(v) == "number" then s = format("%.17g", v)
-        elseif type(v) == "boolean" then s = v and "true" or "false"
-        else
-            call_error("%s: field '%s' returned by %s() is a %s; expected a string, number or boolean",
-                       module, k, fn, type(v))
-        end
-        if find(k, "\0", 1, true) or find(s, "\0", 1, true) then
-            call_error("%s: field '%s' returned by %s() holds a NUL byte", module, k, fn)
-        end
-        out[#out + 1] = k; out[#out + 1] = s
-    end
-    return out
-end
-
--- Runs fn(...) of module `module`; returns its result (a string, or a flat
--- field list) and the files read as a flat list {name, path, sha256, ...}.
+-- Runs fn(...) of module `module`; returns its result (a string, or a table
+-- that lua_vm.c reads field by field with typed accessors) and the files
+-- read as a flat list {name, path, sha256, ...}.
 function engine.call(module, fn, ...)
     local st = {sources = {}, modules = {}, templates = {}, files = {}, stack = {}, short = {}}
     state = st
@@ -357,9 +333,7 @@ function engine.call(module, fn, ...)
         call_error("module %s has no function %s", module, fn)
     end
     local r = f(...)
-    if type(r) == "table" then
-        r = fields_of(r, module, fn)
-    elseif type(r) ~= "string" then
+    if type(r) ~= "table" and type(r) ~= "string" then
         call_error("%s: %s() returned a %s; expected a string or a table", module, fn, type(r))
     end
     state = nil

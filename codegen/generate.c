@@ -28,7 +28,20 @@ static qjit_status target_arch(qjit_context *ctx, const char *arch, char out[16]
     return qjit__context_arch_locked(ctx, out);
 }
 
-qjit_status qjit__canonicalize_locked(qjit_context *ctx, const char *key, const char *arch, char **canon)
+typedef struct canon_read {
+    char *key;
+    char arch[16];
+} canon_read;
+
+static qjit_status read_canonical(qjit__rec *r, void *ud)
+{
+    canon_read *c = ud;
+    qjit_status st = qjit__rec_strcpy(r, "arch", c->arch, sizeof c->arch);
+    return st ? st : qjit__rec_strdup(r, "key", &c->key);
+}
+
+qjit_status qjit__canonicalize_locked(qjit_context *ctx, const char *key, const char *arch, char **canon,
+                                      char arch_out[16])
 {
     *canon = NULL;
     if (!key)
@@ -42,56 +55,99 @@ qjit_status qjit__canonicalize_locked(qjit_context *ctx, const char *key, const 
     qjit_status st = qjit__context_lua(ctx, &L);
     if (st)
         return st;
-    const char *args[2] = {key, target};
-    qjit__lua_result r;
-    if ((st = qjit__lua_call(L, "variants.lua", "canonicalize", 2, args, &r)) != QJIT_OK)
+    const qjit__lua_arg args[2] = {QJIT__ARG_STR(key), QJIT__ARG_STR(target)};
+    canon_read c = {NULL, ""};
+    st = qjit__lua_invoke(L, "variants.lua", "canonical", args, 2, read_canonical, &c, NULL);
+    if (st) {
+        qjit__strfree(ctx, c.key);
         return st;
-    if (!r.text)
-        st = qjit__error(ctx, QJIT_TEMPLATE, "variants.lua: canonicalize returned no string");
-    else if (!(*canon = qjit__strdup(ctx, r.text)))
-        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
-    qjit__lua_result_release(L, &r);
-    return st;
-}
-
-void qjit__key_arch(const char *canon, char arch[16])
-{
-    const char *a = strstr(canon, "arch=");
-    if (a && (a == canon || a[-1] == ';')) {
-        size_t len = strcspn(a + 5, ";");
-        if (len < 16) {
-            memcpy(arch, a + 5, len);
-            arch[len] = '\0';
-        }
     }
+    *canon = c.key;
+    if (arch_out)
+        memcpy(arch_out, c.arch, 16);
+    return QJIT_OK;
 }
 
-int qjit__meta_str(const char *meta, const char *name, char *buf, size_t size)
+/*--- kernel facts ----------------------------------------------------------*/
+
+char *qjit__facts_format(qjit_context *ctx, const qjit__kernel_facts *f)
+{
+    return qjit__printf(ctx, "name=%s\nkind=%s\narch=%s\nthreads=%d\nsmem=%d\npdl=%d\ncluster=%d\nsignature=%s\n",
+                        f->name, f->kind, f->arch, f->threads, f->smem, f->pdl, f->cluster, f->signature);
+}
+
+/* One "name=value" line of text, value copied into buf; 0 if absent, too
+ * long or given twice. */
+static int meta_line(const char *text, const char *name, char *buf, size_t size)
 {
     size_t n = strlen(name);
-    for (const char *p = meta; p && *p;) {
+    int found = 0;
+    for (const char *p = text; p && *p;) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
         if (len > n && !strncmp(p, name, n) && p[n] == '=') {
             size_t vlen = len - n - 1;
-            if (vlen >= size)
+            if (found++ || vlen >= size)
                 return 0;
             memcpy(buf, p + n + 1, vlen);
             buf[vlen] = '\0';
-            return 1;
         }
         p = eol ? eol + 1 : NULL;
     }
-    return 0;
+    return found == 1;
 }
 
-int qjit__meta_int(const char *meta, const char *name, long long *value)
+static int meta_int(const char *text, const char *name, long lo, long hi, int *out)
 {
-    char buf[32], *end;
-    if (!qjit__meta_str(meta, name, buf, sizeof buf))
+    char buf[24], *end;
+    if (!meta_line(text, name, buf, sizeof buf) || !buf[0])
         return 0;
-    *value = strtoll(buf, &end, 10);
-    return *end == '\0';
+    long v = strtol(buf, &end, 10);
+    if (*end || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+qjit_status qjit__facts_parse(qjit_context *ctx, const char *text, qjit__kernel_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!text || !meta_line(text, "name", f->name, sizeof f->name) || !f->name[0] ||
+        !meta_line(text, "kind", f->kind, sizeof f->kind) || !meta_line(text, "arch", f->arch, sizeof f->arch) ||
+        !meta_line(text, "signature", f->signature, sizeof f->signature) ||
+        !meta_int(text, "threads", 32, 1024, &f->threads) || !meta_int(text, "smem", 0, 1 << 30, &f->smem) ||
+        !meta_int(text, "pdl", 0, 1, &f->pdl) || !meta_int(text, "cluster", 1, 8, &f->cluster))
+        return qjit__error(ctx, QJIT_CACHE_CORRUPT, "cache entry's launch facts are incomplete or out of range:\n%s",
+                           text ? text : "(none)");
+    return QJIT_OK;
+}
+
+/* Reads generate's facts and source (variants.lua's generate). */
+typedef struct gen_read {
+    qjit__kernel_facts facts;
+    char *source;
+} gen_read;
+
+static qjit_status read_generated(qjit__rec *r, void *ud)
+{
+    gen_read *g = ud;
+    qjit__kernel_facts *f = &g->facts;
+    long long threads, smem, pdl, cluster;
+    qjit_status st;
+    if ((st = qjit__rec_strcpy(r, "name", f->name, sizeof f->name)) ||
+        (st = qjit__rec_strcpy(r, "kind", f->kind, sizeof f->kind)) ||
+        (st = qjit__rec_strcpy(r, "arch", f->arch, sizeof f->arch)) ||
+        (st = qjit__rec_strcpy(r, "signature", f->signature, sizeof f->signature)) ||
+        (st = qjit__rec_int(r, "threads", 32, 1024, &threads)) ||
+        (st = qjit__rec_int(r, "smem", 0, 1 << 30, &smem)) ||
+        (st = qjit__rec_int_or(r, "pdl", 0, 1, 0, &pdl)) ||
+        (st = qjit__rec_int_or(r, "cluster", 1, 8, 1, &cluster)))
+        return st;
+    f->threads = (int)threads;
+    f->smem = (int)smem;
+    f->pdl = (int)pdl;
+    f->cluster = (int)cluster;
+    return qjit__rec_strdup(r, "source", &g->source);
 }
 
 /* Everything but the template files that changes the binary. */
@@ -166,28 +222,6 @@ static void save_failed_source(qjit_context *ctx, const char *entry, const char 
     qjit__strfree(ctx, dir);
 }
 
-static char *meta_text(qjit_context *ctx, const qjit__lua_result *r)
-{
-    char *text = qjit__strdup(ctx, "");
-    for (size_t i = 0; text && i < r->nfields; i++) {
-        if (!strcmp(r->fields[i], "source"))
-            continue;
-        char *next = qjit__printf(ctx, "%s%s=%s\n", text, r->fields[i], r->values[i]);
-        qjit__strfree(ctx, text);
-        text = next;
-    }
-    return text;
-}
-
-static char *plain_copy(qjit_context *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = qjit__alloc(ctx, n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
 static void evict_if_bounded(qjit_context *ctx)
 {
     const char *max = getenv("QJIT_CACHE_MAX_MB");
@@ -200,16 +234,18 @@ static void evict_if_bounded(qjit_context *ctx)
 
 #define MAX_TEMPLATES 64
 
-qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *arch_in,
-                               qjit_compile_info *info, qjit__cache_entry *out)
+qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *arch_in, qjit_compile_info *info,
+                               qjit__kernel_facts *facts_out, void **cubin_out, size_t *cubin_bytes_out)
 {
     double t0 = qjit__now();
     qjit_compile_info local;
     if (!info)
         info = &local;
     memset(info, 0, sizeof *info);
-    if (out)
-        memset(out, 0, sizeof *out);
+    if (cubin_out) {
+        *cubin_out = NULL;
+        *cubin_bytes_out = 0;
+    }
 
     char arch[16];
     qjit_status st = target_arch(ctx, arch_in, arch);
@@ -218,15 +254,16 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
     char *canon = NULL, *base = NULL, *manifest = NULL, *keytext = NULL, *meta = NULL;
     void *cubin = NULL;
     size_t cubin_bytes = 0;
-    qjit__lua_result r;
-    int have_result = 0;
-    qjit__lua *L;
+    qjit__lua_result files = {0};
+    gen_read gen;
+    memset(&gen, 0, sizeof gen);
+    qjit__kernel_facts facts;
+    qjit__lua *L = NULL;
     qjit__cache_entry entry = {0};
 
-    if ((st = qjit__canonicalize_locked(ctx, key, arch, &canon)) != QJIT_OK)
-        goto done;
     /* The key's own arch wins over the default target. */
-    qjit__key_arch(canon, arch);
+    if ((st = qjit__canonicalize_locked(ctx, key, arch, &canon, arch)) != QJIT_OK)
+        goto done;
     if ((st = qjit__nvrtc_check_arch(ctx, arch)) != QJIT_OK)
         goto done;
     if ((st = qjit__context_lua(ctx, &L)) != QJIT_OK)
@@ -253,11 +290,12 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
         if (keytext) {
             qjit__cache_entry_name(keytext, info->entry);
             st = qjit__cache_load(ctx, ctx->cache_dir, info->entry, keytext, &entry);
-            if (st == QJIT_OK) {
+            if (st == QJIT_OK && (st = qjit__facts_parse(ctx, entry.meta, &facts)) == QJIT_OK) {
                 info->from_cache = 1;
                 qjit__cache_touch(ctx, ctx->cache_dir, info->entry);
                 goto done;
             }
+            qjit__cache_entry_release(ctx, &entry);
             if (st == QJIT_CACHE_CORRUPT) {
                 qjit__log(ctx, "%s", qjit_last_error(ctx));
                 info->healed = 1;
@@ -271,32 +309,26 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
 
     /* Slow path: generate, compile, store. */
     double tg = qjit__now();
-    const char *args[2] = {canon, arch};
-    if ((st = qjit__lua_call(L, "variants.lua", "generate", 2, args, &r)) != QJIT_OK)
+    const qjit__lua_arg args[2] = {QJIT__ARG_STR(canon), QJIT__ARG_STR(arch)};
+    if ((st = qjit__lua_invoke(L, "variants.lua", "generate", args, 2, read_generated, &gen, &files)) != QJIT_OK)
         goto done;
-    have_result = 1;
     info->generate_seconds = qjit__now() - tg;
-    const char *src = qjit__lua_result_get(&r, "source");
-    const char *name = qjit__lua_result_get(&r, "name");
-    if (!src || !name) {
-        st = qjit__error(ctx, QJIT_TEMPLATE, "variants.lua: generate returned no source or name for %s", canon);
-        goto done;
-    }
+    facts = gen.facts;
     char *names[MAX_TEMPLATES];
-    size_t n = r.nfiles < MAX_TEMPLATES ? r.nfiles : MAX_TEMPLATES;
+    size_t n = files.nfiles < MAX_TEMPLATES ? files.nfiles : MAX_TEMPLATES;
     for (size_t i = 0; i < n; i++)
-        names[i] = r.files[i].name;
+        names[i] = files.files[i].name;
     keytext = full_key_text(ctx, base, names, n);
-    meta = meta_text(ctx, &r);
+    meta = qjit__facts_format(ctx, &facts);
     if (!keytext || !meta) {
         st = qjit__error(ctx, QJIT_TEMPLATE, "a template file of %s changed or vanished while it was read", canon);
         goto done;
     }
     qjit__cache_entry_name(keytext, info->entry);
     double tc = qjit__now();
-    if ((st = qjit__nvrtc_compile(ctx, src, "qjit_kernel.cu", arch, ctx->line_info, &cubin, &cubin_bytes))) {
+    if ((st = qjit__nvrtc_compile(ctx, gen.source, "qjit_kernel.cu", arch, ctx->line_info, &cubin, &cubin_bytes))) {
         qjit__error_append(ctx, "\nvariant: %s", canon);
-        save_failed_source(ctx, info->entry, src);
+        save_failed_source(ctx, info->entry, gen.source);
         goto done;
     }
     info->compile_seconds = qjit__now() - tc;
@@ -315,25 +347,25 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
         goto done;
     evict_if_bounded(ctx);
     qjit__log(ctx, "compiled %s for %s in %.3f s (entry %s)", canon, arch, info->compile_seconds, info->entry);
-    if (out) {
-        /* Entries own plain blocks (the cache module's convention), not
-         * qjit__strdup strings. */
-        entry.key = plain_copy(ctx, keytext);
-        entry.meta = plain_copy(ctx, meta);
-        entry.payload = cubin;
-        entry.payload_bytes = cubin_bytes;
-        cubin = NULL;
-        if (!entry.key || !entry.meta)
-            st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
-    }
 done:
     info->total_seconds = qjit__now() - t0;
-    if (st == QJIT_OK && out)
-        *out = entry;
-    else
-        qjit__cache_entry_release(ctx, &entry);
-    if (have_result)
-        qjit__lua_result_release(L, &r);
+    if (st == QJIT_OK) {
+        if (facts_out)
+            *facts_out = facts;
+        if (cubin_out && info->from_cache) {
+            /* The entry's payload block is ours to hand on. */
+            *cubin_out = entry.payload;
+            *cubin_bytes_out = entry.payload_bytes;
+            entry.payload = NULL;
+        } else if (cubin_out) {
+            *cubin_out = cubin;
+            *cubin_bytes_out = cubin_bytes;
+            cubin = NULL;
+        }
+    }
+    qjit__cache_entry_release(ctx, &entry);
+    qjit__lua_result_release(L, &files);
+    qjit__strfree(ctx, gen.source);
     qjit__free(ctx, cubin, cubin_bytes);
     qjit__strfree(ctx, meta);
     qjit__strfree(ctx, keytext);
@@ -351,7 +383,7 @@ qjit_status qjit_key_canonicalize(qjit_context *ctx, const char *key, char *buf,
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_key_canonicalize: NULL argument");
     char *canon = NULL;
     pthread_mutex_lock(&ctx->lock);
-    qjit_status st = qjit__canonicalize_locked(ctx, key, NULL, &canon);
+    qjit_status st = qjit__canonicalize_locked(ctx, key, NULL, &canon, NULL);
     pthread_mutex_unlock(&ctx->lock);
     if (st)
         return st;
@@ -364,6 +396,8 @@ qjit_status qjit_key_canonicalize(qjit_context *ctx, const char *key, char *buf,
     return st;
 }
 
+static qjit_status read_source(qjit__rec *r, void *ud) { return qjit__rec_strdup(r, "source", ud); }
+
 qjit_status qjit_generate(qjit_context *ctx, const char *key, char **source, size_t *length)
 {
     if (!ctx || !key || !source)
@@ -373,20 +407,17 @@ qjit_status qjit_generate(qjit_context *ctx, const char *key, char **source, siz
     char target[16] = "";
     qjit__context_arch_locked(ctx, target);
     qjit__lua *L;
-    qjit__lua_result r;
     qjit_status st = qjit__context_lua(ctx, &L);
     if (st == QJIT_OK) {
-        const char *args[2] = {key, target};
-        st = qjit__lua_call(L, "variants.lua", "generate", 2, args, &r);
+        const qjit__lua_arg args[2] = {QJIT__ARG_STR(key), QJIT__ARG_STR(target)};
+        char *src = NULL;
+        st = qjit__lua_invoke(L, "variants.lua", "generate", args, 2, read_source, &src, NULL);
         if (st == QJIT_OK) {
-            const char *src = qjit__lua_result_get(&r, "source");
-            if (!src)
-                st = qjit__error(ctx, QJIT_TEMPLATE, "variants.lua: generate returned no source");
-            else if (!(*source = qjit__strdup(ctx, src)))
-                st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
-            else if (length)
-                *length = strlen(*source);
-            qjit__lua_result_release(L, &r);
+            *source = src;
+            if (length)
+                *length = strlen(src);
+        } else {
+            qjit__strfree(ctx, src);
         }
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -398,7 +429,7 @@ qjit_status qjit_compile(qjit_context *ctx, const char *key, const char *arch, q
     if (!ctx || !key)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_compile: NULL argument");
     pthread_mutex_lock(&ctx->lock);
-    qjit_status st = qjit__build_locked(ctx, key, arch, info, NULL);
+    qjit_status st = qjit__build_locked(ctx, key, arch, info, NULL, NULL, NULL);
     pthread_mutex_unlock(&ctx->lock);
     return st;
 }
@@ -425,37 +456,3 @@ qjit_status qjit_default_variants(qjit_context *ctx, const char *arch, char **ke
     return st;
 }
 
-/*--- cache maintenance ----------------------------------------------------*/
-
-typedef struct list_adapter {
-    qjit_cache_visit_fn visit;
-    void *ud;
-} list_adapter;
-
-static int adapt_visit(void *ud, const qjit__cache_visit_info *in)
-{
-    list_adapter *a = ud;
-    qjit_cache_entry_info out = {in->name, in->variant, in->arch, in->bytes, in->valid, in->problem};
-    return a->visit ? a->visit(a->ud, &out) : 0;
-}
-
-qjit_status qjit_cache_list(qjit_context *ctx, qjit_cache_visit_fn visit, void *ud, size_t *bad)
-{
-    if (!ctx)
-        return QJIT_INVALID_ARGUMENT;
-    qjit_status st = qjit__cache_open_dir(ctx, ctx->cache_dir);
-    if (st)
-        return st;
-    list_adapter a = {visit, ud};
-    return qjit__cache_list(ctx, ctx->cache_dir, adapt_visit, &a, bad);
-}
-
-qjit_status qjit_cache_clear(qjit_context *ctx, size_t *removed)
-{
-    if (!ctx)
-        return QJIT_INVALID_ARGUMENT;
-    qjit_status st = qjit__cache_open_dir(ctx, ctx->cache_dir);
-    if (st)
-        return st;
-    return qjit__cache_clear(ctx, ctx->cache_dir, removed);
-}

@@ -7,10 +7,12 @@
  * that could raise runs under lua_pcall, so the VM never panics. */
 #define _POSIX_C_SOURCE 200809L
 #include "lua_vm.h"
+#include "context.h"
 #include "core.h"
 #include "hash.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,23 +364,45 @@ static int message_handler(lua_State *L)
 }
 
 typedef struct call_request {
+    qjit__lua *q;
     const char *module, *fn;
     int nargs;
-    const char *const *args;
+    const char *const *strs;     /* string arguments, or */
+    const qjit__lua_arg *args;   /* typed ones */
+    qjit__lua_read_fn read;      /* NULL: a text call */
+    void *ud;
+    qjit_status read_status;
 } call_request;
 
-/* engine.call(module, fn, args...) -> result, files */
+/* engine.call(module, fn, args...) -> result, files; then, for a typed
+ * call, the reader -- inside the protected call, so that a memory error
+ * while reading unwinds to lua_pcall. */
 static int call_protected(lua_State *L)
 {
-    const call_request *r = lua_touserdata(L, 1);
+    call_request *r = lua_touserdata(L, 1);
     luaL_checkstack(L, r->nargs + 4, "too many template arguments");
     lua_rawgetp(L, LUA_REGISTRYINDEX, &engine_key);
     lua_getfield(L, -1, "call");
     lua_pushstring(L, r->module);
     lua_pushstring(L, r->fn);
-    for (int i = 0; i < r->nargs; i++)
-        lua_pushstring(L, r->args[i] ? r->args[i] : "");
+    for (int i = 0; i < r->nargs; i++) {
+        if (r->strs)
+            lua_pushstring(L, r->strs[i] ? r->strs[i] : "");
+        else if (r->args[i].type == 'i')
+            lua_pushinteger(L, (lua_Integer)r->args[i].i);
+        else
+            lua_pushstring(L, r->args[i].s ? r->args[i].s : "");
+    }
     lua_call(L, r->nargs + 2, 2);
+    if (r->read) {
+        if (!lua_istable(L, -2))
+            return luaL_error(L, "%s: %s() returned a %s; expected a table", r->module, r->fn, luaL_typename(L, -2));
+        qjit__rec root = {r->q, lua_absindex(L, -2), ""};
+        snprintf(root.what, sizeof root.what, "%s %s()", r->module, r->fn);
+        r->read_status = r->read(&root, r->ud);
+    } else if (lua_type(L, -2) != LUA_TSTRING) {
+        return luaL_error(L, "%s: %s() returned a %s; expected a string", r->module, r->fn, luaL_typename(L, -2));
+    }
     return 2;
 }
 
@@ -412,28 +436,13 @@ static char *copy_string(qjit_context *ctx, lua_State *L, int idx)
     return s ? qjit__strdup(ctx, s) : NULL;
 }
 
-/* Sorts fields (and values alongside) by strcmp: a handful of entries. */
-static void sort_fields(char **fields, char **values, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        char *f = fields[i], *v = values[i];
-        size_t j = i;
-        for (; j > 0 && strcmp(fields[j - 1], f) > 0; j--) {
-            fields[j] = fields[j - 1];
-            values[j] = values[j - 1];
-        }
-        fields[j] = f;
-        values[j] = v;
-    }
-}
-
-/* Copies the result (stack: result at -2, files at -1) into out. Raises no Lua
- * error: only raw reads of tables the engine built. */
-static qjit_status copy_result(qjit__lua *q, qjit__lua_result *out)
+/* Copies the text result (at -2, if text) and the files list (at -1) into
+ * out. Raises no Lua error: only raw reads of values the engine built. */
+static qjit_status copy_result(qjit__lua *q, int text, qjit__lua_result *out)
 {
     lua_State *L = q->L;
     qjit_context *ctx = q->ctx;
-    if (lua_type(L, -2) == LUA_TSTRING) {
+    if (text) {
         size_t len;
         const char *s = lua_tolstring(L, -2, &len);
         out->text = qjit__alloc(ctx, len + 1);
@@ -442,32 +451,6 @@ static qjit_status copy_result(qjit__lua *q, qjit__lua_result *out)
         memcpy(out->text, s, len);
         out->text[len] = '\0';
         out->text_len = len;
-    } else {
-        size_t n = lua_rawlen(L, -2) / 2;
-        if (n > 0) {
-            /* Both arrays exist (zeroed) before nfields is set, so that
-             * release frees them with the size they were allocated with. */
-            char **fields = qjit__calloc(ctx, n * sizeof *fields);
-            char **values = qjit__calloc(ctx, n * sizeof *values);
-            if (!fields || !values) {
-                qjit__free(ctx, fields, n * sizeof *fields);
-                qjit__free(ctx, values, n * sizeof *values);
-                return QJIT_OUT_OF_MEMORY;
-            }
-            out->fields = fields;
-            out->values = values;
-            out->nfields = n;
-        }
-        for (size_t i = 0; i < n; i++) {
-            lua_rawgeti(L, -2, (lua_Integer)(2 * i + 1));
-            lua_rawgeti(L, -3, (lua_Integer)(2 * i + 2));
-            out->fields[i] = copy_string(ctx, L, -2);
-            out->values[i] = copy_string(ctx, L, -1);
-            lua_pop(L, 2);
-            if (!out->fields[i] || !out->values[i])
-                return QJIT_OUT_OF_MEMORY;
-        }
-        sort_fields(out->fields, out->values, out->nfields);
     }
     size_t nfiles = lua_rawlen(L, -1) / 3;
     if (nfiles > 0) {
@@ -492,6 +475,37 @@ static qjit_status copy_result(qjit__lua *q, qjit__lua_result *out)
     return QJIT_OK;
 }
 
+/* Runs a request; on success copies what out asks for (text and files). */
+static qjit_status run(qjit__lua *q, call_request *req, qjit__lua_result *out)
+{
+    lua_State *L = q->L;
+    int top = lua_gettop(L);
+    if (!lua_checkstack(L, 8))
+        return qjit__error(q->ctx, QJIT_OUT_OF_MEMORY, "out of memory in the template engine");
+    req->q = q;
+    req->read_status = QJIT_OK;
+    lua_pushcfunction(L, message_handler);
+    lua_pushcfunction(L, call_protected);
+    lua_pushlightuserdata(L, req);
+    int rc = lua_pcall(L, 1, 2, top + 1);
+    qjit_status st;
+    if (rc != LUA_OK) {
+        st = call_error(q, rc);
+    } else if (req->read_status != QJIT_OK) {
+        st = req->read_status;
+    } else if (out) {
+        st = copy_result(q, req->read == NULL, out);
+        if (st != QJIT_OK) {
+            qjit__lua_result_release(q, out);
+            qjit__error(q->ctx, st, "out of memory copying the result of %s:%s", req->module, req->fn);
+        }
+    } else {
+        st = QJIT_OK;
+    }
+    lua_settop(L, top);
+    return st;
+}
+
 qjit_status qjit__lua_call(qjit__lua *q, const char *module, const char *fn, int nargs,
                            const char *const *args, qjit__lua_result *out)
 {
@@ -500,27 +514,20 @@ qjit_status qjit__lua_call(qjit__lua *q, const char *module, const char *fn, int
     if (!q || !module || !fn || !out || nargs < 0 || (nargs > 0 && !args))
         return qjit__error(q ? q->ctx : NULL, QJIT_INVALID_ARGUMENT,
                            "lua call: NULL argument or negative nargs");
-    lua_State *L = q->L;
-    int top = lua_gettop(L);
-    if (!lua_checkstack(L, 8))
-        return qjit__error(q->ctx, QJIT_OUT_OF_MEMORY, "out of memory in the template engine");
-    call_request req = {module, fn, nargs, args};
-    lua_pushcfunction(L, message_handler);
-    lua_pushcfunction(L, call_protected);
-    lua_pushlightuserdata(L, &req);
-    int rc = lua_pcall(L, 1, 2, top + 1);
-    qjit_status st;
-    if (rc != LUA_OK) {
-        st = call_error(q, rc);
-    } else {
-        st = copy_result(q, out);
-        if (st != QJIT_OK) {
-            qjit__lua_result_release(q, out);
-            qjit__error(q->ctx, st, "out of memory copying the result of %s:%s", module, fn);
-        }
-    }
-    lua_settop(L, top);
-    return st;
+    call_request req = {q, module, fn, nargs, args, NULL, NULL, NULL, QJIT_OK};
+    return run(q, &req, out);
+}
+
+qjit_status qjit__lua_invoke(qjit__lua *q, const char *module, const char *fn, const qjit__lua_arg *args, int nargs,
+                             qjit__lua_read_fn read, void *ud, qjit__lua_result *files)
+{
+    if (files)
+        memset(files, 0, sizeof *files);
+    if (!q || !module || !fn || !read || nargs < 0 || (nargs > 0 && !args))
+        return qjit__error(q ? q->ctx : NULL, QJIT_INVALID_ARGUMENT,
+                           "lua invoke: NULL argument or negative nargs");
+    call_request req = {q, module, fn, nargs, NULL, args, read, ud, QJIT_OK};
+    return run(q, &req, files);
 }
 
 void qjit__lua_result_release(qjit__lua *q, qjit__lua_result *r)
@@ -530,14 +537,6 @@ void qjit__lua_result_release(qjit__lua *q, qjit__lua_result *r)
     qjit_context *ctx = q ? q->ctx : NULL;
     if (r->text)
         qjit__free(ctx, r->text, r->text_len + 1);
-    for (size_t i = 0; i < r->nfields; i++) {
-        qjit__strfree(ctx, r->fields[i]);
-        qjit__strfree(ctx, r->values[i]);
-    }
-    if (r->fields)
-        qjit__free(ctx, r->fields, r->nfields * sizeof *r->fields);
-    if (r->values)
-        qjit__free(ctx, r->values, r->nfields * sizeof *r->values);
     for (size_t i = 0; i < r->nfiles; i++) {
         qjit__strfree(ctx, r->files[i].name);
         qjit__strfree(ctx, r->files[i].path);
@@ -547,20 +546,177 @@ void qjit__lua_result_release(qjit__lua *q, qjit__lua_result *r)
     memset(r, 0, sizeof *r);
 }
 
-const char *qjit__lua_result_get(const qjit__lua_result *r, const char *field)
+/*------------------------------------------------------------------------
+ * Typed reads of a result table (inside the protected call)
+ *------------------------------------------------------------------------*/
+
+/* Pushes t[field] (raw: no metamethods run); returns its type. */
+static int push_field(qjit__rec *t, const char *field)
 {
-    if (!r || !field)
-        return NULL;
-    size_t lo = 0, hi = r->nfields;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(r->fields[mid], field);
-        if (c == 0)
-            return r->values[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    lua_State *L = t->q->L;
+    lua_pushstring(L, field);
+    return lua_rawget(L, t->idx);
+}
+
+static qjit_status rec_error(qjit__rec *t, const char *field, const char *fmt, ...) QJIT__PRINTF(3, 4);
+static qjit_status rec_error(qjit__rec *t, const char *field, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return qjit__error(t->q->ctx, QJIT_TEMPLATE, "%s: field '%s' %s", t->what, field, why);
+}
+
+static qjit_status int_at_top(qjit__rec *t, const char *field, long long lo, long long hi, long long *out)
+{
+    lua_State *L = t->q->L;
+    int isint = 0;
+    lua_Integer v = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+    if (!isint) {
+        qjit_status st = rec_error(t, field, "is a %s, not an integer", luaL_typename(L, -1));
+        lua_pop(L, 1);
+        return st;
     }
-    return NULL;
+    lua_pop(L, 1);
+    if (v < lo || v > hi)
+        return rec_error(t, field, "= %lld is outside [%lld, %lld]", (long long)v, lo, hi);
+    *out = (long long)v;
+    return QJIT_OK;
+}
+
+qjit_status qjit__rec_int(qjit__rec *t, const char *field, long long lo, long long hi, long long *out)
+{
+    push_field(t, field);
+    return int_at_top(t, field, lo, hi, out);
+}
+
+qjit_status qjit__rec_int_or(qjit__rec *t, const char *field, long long lo, long long hi, long long dflt,
+                             long long *out)
+{
+    if (push_field(t, field) == LUA_TNIL) {
+        lua_pop(t->q->L, 1);
+        *out = dflt;
+        return QJIT_OK;
+    }
+    return int_at_top(t, field, lo, hi, out);
+}
+
+qjit_status qjit__rec_str(qjit__rec *t, const char *field, const char **s, size_t *len)
+{
+    lua_State *L = t->q->L;
+    int type = push_field(t, field);
+    if (type != LUA_TSTRING) {
+        lua_pop(L, 1);
+        return rec_error(t, field, "is a %s, not a string", lua_typename(L, type));
+    }
+    size_t n;
+    const char *v = lua_tolstring(L, -1, &n);
+    /* The table still holds the string, so it outlives the pop. */
+    lua_pop(L, 1);
+    if (strlen(v) != n)
+        return rec_error(t, field, "holds a NUL byte");
+    *s = v;
+    if (len)
+        *len = n;
+    return QJIT_OK;
+}
+
+qjit_status qjit__rec_strcpy(qjit__rec *t, const char *field, char *buf, size_t size)
+{
+    const char *s;
+    size_t n;
+    qjit_status st = qjit__rec_str(t, field, &s, &n);
+    if (st)
+        return st;
+    if (n >= size)
+        return rec_error(t, field, "is %zu bytes long; at most %zu fit", n, size - 1);
+    memcpy(buf, s, n + 1);
+    return QJIT_OK;
+}
+
+qjit_status qjit__rec_strdup(qjit__rec *t, const char *field, char **out)
+{
+    const char *s;
+    qjit_status st = qjit__rec_str(t, field, &s, NULL);
+    if (st)
+        return st;
+    if (!(*out = qjit__strdup(t->q->ctx, s)))
+        return qjit__error(t->q->ctx, QJIT_OUT_OF_MEMORY, "out of memory reading %s", t->what);
+    return QJIT_OK;
+}
+
+int qjit__rec_has(qjit__rec *t, const char *field)
+{
+    int type = push_field(t, field);
+    lua_pop(t->q->L, 1);
+    return type != LUA_TNIL;
+}
+
+/* The table now on top becomes *sub (it stays pushed until closed). */
+static qjit_status open_top(qjit__rec *t, qjit__rec *sub, const char *name)
+{
+    lua_State *L = t->q->L;
+    if (!lua_istable(L, -1)) {
+        const char *type = luaL_typename(L, -1);
+        lua_pop(L, 1);
+        return rec_error(t, name, "is a %s, not a table", type);
+    }
+    if (!lua_checkstack(L, 4)) {
+        lua_pop(L, 1);
+        return qjit__error(t->q->ctx, QJIT_OUT_OF_MEMORY, "out of memory reading %s", t->what);
+    }
+    sub->q = t->q;
+    sub->idx = lua_gettop(L);
+    snprintf(sub->what, sizeof sub->what, "%.100s: %.50s", t->what, name);
+    return QJIT_OK;
+}
+
+qjit_status qjit__rec_table(qjit__rec *t, const char *field, qjit__rec *sub)
+{
+    push_field(t, field);
+    return open_top(t, sub, field);
+}
+
+qjit_status qjit__rec_elem(qjit__rec *t, long long i, qjit__rec *sub)
+{
+    char name[32];
+    snprintf(name, sizeof name, "[%lld]", i);
+    lua_rawgeti(t->q->L, t->idx, (lua_Integer)i);
+    return open_top(t, sub, name);
+}
+
+void qjit__rec_close(qjit__rec *sub)
+{
+    if (sub && sub->q && lua_gettop(sub->q->L) == sub->idx)
+        lua_pop(sub->q->L, 1);
+}
+
+long long qjit__rec_len(qjit__rec *t) { return (long long)lua_rawlen(t->q->L, t->idx); }
+
+qjit_status qjit__rec_fail(qjit__rec *t, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return qjit__error(t->q->ctx, QJIT_TEMPLATE, "%s: %s", t->what, why);
+}
+
+/*------------------------------------------------------------------------
+ * The context's VM
+ *------------------------------------------------------------------------*/
+
+qjit_status qjit__context_lua(qjit_context *ctx, qjit__lua **L)
+{
+    if (!ctx->lua) {
+        qjit_status st = qjit__lua_open(ctx, ctx->template_path, &ctx->lua);
+        if (st)
+            return st;
+        ctx->lua_release = qjit__lua_close;
+    }
+    *L = ctx->lua;
+    return QJIT_OK;
 }

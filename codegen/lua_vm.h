@@ -16,6 +16,7 @@
 #define QJIT_LUA_VM_H
 
 #include <stddef.h>
+#include "core.h"
 #include "qjit.h"
 
 typedef struct qjit__lua qjit__lua;
@@ -28,14 +29,11 @@ typedef struct qjit__lua_file {
     char hash[65];
 } qjit__lua_file;
 
-/* Result of a call: the function returned either a string (text) or a table
- * of string/number/boolean fields (fields[i] = "name", values[i] = "value",
- * sorted by name); plus the files read. */
+/* Result of a text call: the string the function returned, and the files
+ * the call read. */
 typedef struct qjit__lua_result {
-    char *text;                  /* NULL unless a string was returned */
+    char *text;
     size_t text_len;
-    char **fields, **values;
-    size_t nfields;
     qjit__lua_file *files;
     size_t nfiles;
 } qjit__lua_result;
@@ -44,13 +42,76 @@ typedef struct qjit__lua_result {
 qjit_status qjit__lua_open(qjit_context *ctx, const char *search_path, qjit__lua **out);
 void qjit__lua_close(qjit__lua *L);
 
-/* Calls function `fn` of module file `module` (e.g. "variants.lua", resolved
- * on the search path) with nargs string arguments. */
+/* The context's VM (made on first use, on the context's template path, and
+ * released with the context). Caller holds ctx->lock. */
+qjit_status qjit__context_lua(qjit_context *ctx, qjit__lua **L);
+
+/* Calls function `fn` of module file `module` (e.g. "dispatch.lua", resolved
+ * on the search path) with nargs string arguments; the function must return
+ * a string. */
 qjit_status qjit__lua_call(qjit__lua *L, const char *module, const char *fn, int nargs,
                            const char *const *args, qjit__lua_result *out);
 void qjit__lua_result_release(qjit__lua *L, qjit__lua_result *r);
-/* Looks up a field of a table result; NULL if absent. */
-const char *qjit__lua_result_get(const qjit__lua_result *r, const char *field);
+
+/*------------------------------------------------------------------------
+ * Typed calls: Lua answers with tables, read field by field with Lua's
+ * typed API (no text to re-parse)
+ *------------------------------------------------------------------------*/
+
+/* An argument: a string (type 's') or an integer (type 'i'). */
+typedef struct qjit__lua_arg {
+    char type;
+    const char *s;
+    long long i;
+} qjit__lua_arg;
+#define QJIT__ARG_STR(v) ((qjit__lua_arg){'s', (v), 0})
+#define QJIT__ARG_INT(v) ((qjit__lua_arg){'i', NULL, (long long)(v)})
+
+/* A table of the result being read: where it is and what to call it in
+ * messages ("dispatch.lua plan(): bucket 2: gemm"). Valid only inside the
+ * reader; sub-tables are opened and closed in last-in, first-out order. */
+typedef struct qjit__rec {
+    qjit__lua *q;
+    int idx;
+    char what[160];
+} qjit__rec;
+
+/* Reads the result table `root` into the caller's structures. It runs inside
+ * the protected call (a Lua memory error unwinds past it, so anything it
+ * allocates must already be reachable from ud). Returns QJIT_OK or the
+ * status of a failed accessor. */
+typedef qjit_status (*qjit__lua_read_fn)(qjit__rec *root, void *ud);
+
+/* Calls fn of module with typed args; the function must return a table,
+ * which `read` reads. files (may be NULL) receives the files the call read
+ * (release with qjit__lua_files_release). */
+qjit_status qjit__lua_invoke(qjit__lua *L, const char *module, const char *fn, const qjit__lua_arg *args, int nargs,
+                             qjit__lua_read_fn read, void *ud, qjit__lua_result *files);
+
+/* Typed accessors. A missing field, a value of the wrong type or out of
+ * [lo, hi] is QJIT_TEMPLATE with a message naming the table and field. */
+qjit_status qjit__rec_int(qjit__rec *t, const char *field, long long lo, long long hi, long long *out);
+/* As qjit__rec_int, but an absent field gives dflt. */
+qjit_status qjit__rec_int_or(qjit__rec *t, const char *field, long long lo, long long hi, long long dflt,
+                             long long *out);
+/* A string field: the pointer is valid while the reader runs. */
+qjit_status qjit__rec_str(qjit__rec *t, const char *field, const char **s, size_t *len);
+/* A string field copied into buf (QJIT_TEMPLATE if it does not fit). */
+qjit_status qjit__rec_strcpy(qjit__rec *t, const char *field, char *buf, size_t size);
+/* A string field copied with qjit__strdup (release with qjit__strfree). */
+qjit_status qjit__rec_strdup(qjit__rec *t, const char *field, char **out);
+/* Whether the field is present (not nil). */
+int qjit__rec_has(qjit__rec *t, const char *field);
+/* Opens sub-table `field` (or element i, from 1, of an array) as *sub;
+ * close it with qjit__rec_close before its parent. */
+qjit_status qjit__rec_table(qjit__rec *t, const char *field, qjit__rec *sub);
+qjit_status qjit__rec_elem(qjit__rec *t, long long i, qjit__rec *sub);
+void qjit__rec_close(qjit__rec *sub);
+/* Length of an array table (its border). */
+long long qjit__rec_len(qjit__rec *t);
+/* Reports a problem with the table's content: QJIT_TEMPLATE, the message
+ * prefixed with the table's name. */
+qjit_status qjit__rec_fail(qjit__rec *t, const char *fmt, ...) QJIT__PRINTF(2, 3);
 
 /* Resolves name on a search path (no Lua involved): path of the first folder
  * holding it, allocated with qjit__strdup. QJIT_NOT_FOUND if none. Names with

@@ -38,11 +38,11 @@ extern "C" {
  * Version
  *------------------------------------------------------------------------*/
 #define QJIT_VERSION_MAJOR 0
-#define QJIT_VERSION_MINOR 1
+#define QJIT_VERSION_MINOR 2
 #define QJIT_VERSION_PATCH 0
 #define QJIT_VERSION_NUMBER \
     (QJIT_VERSION_MAJOR * 10000 + QJIT_VERSION_MINOR * 100 + QJIT_VERSION_PATCH)
-#define QJIT_VERSION_STRING "0.1.0"
+#define QJIT_VERSION_STRING "0.2.0"
 
 /*! qjit_version_number() :
  *  @return the version of the library actually linked, as QJIT_VERSION_NUMBER. */
@@ -228,9 +228,25 @@ QJIT_API qjit_status qjit_cache_clear(qjit_context *ctx, size_t *removed);
 /*------------------------------------------------------------------------
  * Host quantization and CPU reference
  *------------------------------------------------------------------------*/
+/* Quantization schemes (docs/schemes.md says what each costs and buys). Each
+ * has a name used in variant keys and by the CLI (qjit_scheme_name). */
 typedef enum qjit_scheme {
-    QJIT_SCHEME_W4A8_LQQ = 1      /* LiquidQuant W4A8, ALGORITHMS.md section 4 */
+    QJIT_SCHEME_W4A8_LQQ = 1,    /* "w4a8-lqq": LiquidQuant; per-channel INT8 with the protective range,
+                                    then UINT4 with an offset per group (g = 0: per channel) */
+    QJIT_SCHEME_W4A8_QOQ = 2,    /* "w4a8-qoq": QServe's QoQ; the same first level, then UINT4 with a
+                                    zero point per group; g = 0: UINT4 per channel, zero point in the
+                                    epilogue */
+    QJIT_SCHEME_W4A8_IS = 3,     /* "w4a8-is": Integer Scale; INT4 groups (g > 0) whose scales are
+                                    integers (amplified by alpha) applied to INT32 sums */
+    QJIT_SCHEME_W8A8 = 4         /* "w8a8": per-channel INT8 weights (g = 0) */
 } qjit_scheme;
+
+/*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8";
+ *  NULL for a value that is no scheme. */
+QJIT_API const char *qjit_scheme_name(qjit_scheme scheme);
+/*! qjit_scheme_from_name() : the scheme of a name (also "lqq", "qoq", "is",
+ *  "int8", any case). @return QJIT_INVALID_ARGUMENT for an unknown name. */
+QJIT_API qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out);
 
 typedef enum qjit_dtype {
     QJIT_DTYPE_F16 = 1,
@@ -239,7 +255,9 @@ typedef enum qjit_dtype {
 
 /*! qjit_packed_size() : bytes of the packed-weight buffer for an N x K layer
  *  quantized with scheme and group (0 = per channel).
- *  @return QJIT_INVALID_ARGUMENT unless N % 16 == 0, K % 64 == 0 and K % group == 0. */
+ *  @return QJIT_INVALID_ARGUMENT unless N % 16 == 0, K % 64 == 0, K % group
+ *  == 0 and the scheme takes the group (w8a8: 0 only; w4a8-is: > 0 only;
+ *  the others: 0 or a multiple of 64). */
 QJIT_API qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K, size_t *bytes);
 
 /*! qjit_quantize_weights() : quantizes W (row-major N x K, dtype) and packs it
@@ -251,12 +269,35 @@ QJIT_API qjit_status qjit_quantize_weights(qjit_context *ctx, qjit_scheme scheme
                                            const void *W, qjit_dtype dtype, int64_t N, int64_t K,
                                            void *out, size_t capacity, size_t *written);
 
+/* Options of qjit_quantize_weights_ex. */
+typedef struct qjit_quantize_options {
+    size_t struct_size;           /* sizeof(qjit_quantize_options) */
+    uint32_t alpha;               /* w4a8-is: the amplifier, a power of two (1 .. 2^30); 0: the
+                                     heuristic (the smallest 2^i lifting every group scale to >= 1),
+                                     lowered until the worst-case INT32 sum fits, which is logged */
+    const char *layer_name;       /* names the layer in messages (NULL: "the layer") */
+} qjit_quantize_options;
+
+/*! qjit_quantize_options_init() : fills defaults (alpha 0: heuristic). */
+QJIT_API void qjit_quantize_options_init(qjit_quantize_options *opts);
+
+/*! qjit_quantize_weights_ex() : as qjit_quantize_weights, with options.
+ *  @return also QJIT_OVERFLOW (nothing written) when w4a8-is with the given
+ *  alpha could overflow the INT32 accumulator: the message names the layer,
+ *  the bound 127 x 8 x K x max S and the largest alpha that fits. */
+QJIT_API qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int group, const void *W,
+                                              qjit_dtype dtype, int64_t N, int64_t K,
+                                              const qjit_quantize_options *opts, void *out, size_t capacity,
+                                              size_t *written);
+
 /*! Shape of a packed-weight buffer, read from its (verified) header. */
 typedef struct qjit_weights_info {
     qjit_scheme scheme;
     int group;                    /* 0 = per channel */
     int64_t N, K;
     size_t bytes;                 /* whole buffer */
+    size_t payload_bytes;         /* what goes to the GPU (the weights and their parameters) */
+    double alpha;                 /* w4a8-is: the amplifier (a power of two); 0 for other schemes */
 } qjit_weights_info;
 
 /*! qjit_weights_inspect() : verifies header and checksum of a packed buffer.
@@ -269,10 +310,13 @@ QJIT_API qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed,
 QJIT_API qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K,
                                                          const uint16_t *X, int8_t *Xq, float *sx);
 
-/*! qjit_reference_gemm() : CPU reference of the quantized GEMM: the exact
- *  INT32 accumulators acc[m,n] = sum_k Xq[m,k] * W'[n,k] (if acc != NULL) and
- *  the FP32 output Y[m,n] = float(acc) * (sx[m] * s0[n]) (if Y != NULL), both
- *  row-major M x N. */
+/*! qjit_reference_gemm() : CPU reference of the quantized GEMM, as the
+ *  kernels compute it: the exact INT32 accumulators (if acc != NULL) --
+ *  acc[m,n] = sum_k Xq[m,k] * W'[n,k] with W' the scheme's INT8 operand, or
+ *  for w4a8-is sum over groups of S[n,g] * sum_{k in g} Xq[m,k] * Q4[n,k] --
+ *  and the FP32 output (if Y != NULL) Y[m,n] = float(acc) * (sx[m] * s[n]),
+ *  or for w4a8-qoq per channel float(acc - z[n] * sum_k Xq[m,k]) * (sx[m] *
+ *  s[n]); both row-major M x N. */
 QJIT_API qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t bytes,
                                          int64_t M, const int8_t *Xq, const float *sx,
                                          int32_t *acc, float *Y);

@@ -1,14 +1,19 @@
-/* reference.c -- the CPU reference of the W4A8 path: per-token INT8
- * activation quantization (ALGORITHMS.md section 1) and the quantized GEMM
- * over LQQ weights (section 4), bit-identical to what the GPU kernels compute.
+/* reference.c -- the CPU reference of the quantized linear layer: per-token
+ * INT8 activation quantization and the quantized GEMM over any scheme's
+ * packed weights (docs/schemes.md), bit-identical to what the GPU kernels
+ * compute: the INT32 accumulators exactly, the FP32 output with the same
+ * float operations as the kernels' epilogues.
  *
  * The GEMM is fast enough to check real layer shapes (M=1024, N=11008,
  * K=4096 is 46 G multiply-adds): threads take panels of output channels,
  * dequantize the panel's weights once into INT8, and run a 4 x 4 register
  * blocked INT8 dot product that the compiler vectorizes. */
 #define _GNU_SOURCE
-#include "quant.h"
 #include "core.h"
+#include "fp16.h"
+#include "bytes.h"
+#include "packed.h"
+#include "scheme.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -40,7 +45,8 @@
 #define PANEL_ROWS 64            /* output channels one thread dequantizes at once */
 /* Inner sums stay in int32 without overflow for this many k
  * (65536 * 128 * 127 < 2^31); longer rows add chunks modulo 2^32, which is
- * what the GPU's int32 accumulator does. */
+ * what the GPU's int32 accumulator does. Groups (at most K_CHUNK) are summed
+ * whole for the schemes that scale each group's sum. */
 #define K_CHUNK 65536
 
 /*------------------------------------------------------------------------
@@ -137,6 +143,7 @@ typedef struct gemm_job {
     int64_t M, N, K;
     const int8_t *Xq;
     const float *sx;
+    const int32_t *rowsum;       /* sum_k Xq[m, k], for zero-point epilogues; NULL otherwise */
     int32_t *acc;
     float *Y;
     int64_t panels;
@@ -145,68 +152,72 @@ typedef struct gemm_job {
 
 typedef struct gemm_worker {
     gemm_job *job;
-    int8_t *wq;                  /* PANEL_ROWS x K dequantized weights */
+    int8_t *wq;                  /* PANEL_ROWS x K operand */
+    uint8_t *scratch;            /* PANEL_ROWS x K bytes for the scheme's unpacking */
     pthread_t thread;
 } gemm_worker;
 
-static float load_f32(const uint8_t *p)
-{
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* The view of rows n0 .. n0 + rows - 1: a block row's qweight blocks and
- * gparams entries are contiguous, so a sub-view is two moved offsets. */
-static qjit__weights_view panel_view(const qjit__weights_view *v, int64_t n0, int64_t rows)
-{
-    qjit__weights_view p = *v;
-    int64_t nb = n0 / QJIT__PACK_N, groups = v->K / v->group_size;
-    p.N = rows;
-    p.qweight_offset += (size_t)(nb * (v->K / QJIT__PACK_K)) * 512;
-    p.gparams_offset += (size_t)(nb * groups) * 32;
-    return p;
-}
-
-/* Writes acc and Y of one register block: tokens m0.., channels n0..n0+3. */
+/* Writes acc and Y of one register block: tokens m0.., channels n0..n0+3,
+ * through the scheme's epilogue (the kernels' float operations). */
 static void store_block(const gemm_job *job, int64_t m0, int rows, int64_t n0, const uint32_t *sum)
 {
-    const uint8_t *s0 = job->view->payload + job->view->s0_offset;
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < NR; j++) {
+    const qjit__scheme *s = job->view->scheme;
+    for (int j = 0; j < NR; j++) {
+        float scale;
+        int32_t zero;
+        s->channel(job->view, n0 + j, &scale, &zero);
+        for (int i = 0; i < rows; i++) {
             int64_t m = m0 + i, n = n0 + j;
             int32_t a = (int32_t)sum[i * NR + j];   /* two's complement: the int32 the GPU holds */
             if (job->acc)
                 job->acc[m * job->N + n] = a;
-            if (job->Y)
-                job->Y[m * job->N + n] = (float)a * (job->sx[m] * load_f32(s0 + 4 * n));
+            if (job->Y) {
+                int32_t v = zero ? (int32_t)(sum[i * NR + j] - (uint32_t)zero * (uint32_t)job->rowsum[m]) : a;
+                job->Y[m * job->N + n] = (float)v * (job->sx[m] * scale);
+            }
         }
+    }
 }
 
-static void gemm_panel(const gemm_job *job, int8_t *wq, int64_t n_begin, int64_t rows)
+/* sum[i][j] += dot products of tokens m0.. and operand rows j0.. over
+ * columns [k0, k0 + kc), times scale[j] (1 without groups' scales). */
+static void add_dots(const gemm_job *job, const int8_t *x, int mrows, const int8_t *w, int64_t k0, int64_t kc,
+                     const uint32_t scale[NR], uint32_t *sum)
 {
-    qjit__weights_view pv = panel_view(job->view, n_begin, rows);
-    qjit__lqq_dequantize(&pv, wq);
-
     int64_t K = job->K;
+    int32_t part[MR * NR];
+    if (mrows == MR) {
+        dot_4x4(x + k0, K, w + k0, K, kc, part);
+    } else {
+        for (int i = 0; i < mrows; i++)
+            dot_1x4(x + i * K + k0, w + k0, K, kc, part + i * NR);
+    }
+    for (int i = 0; i < mrows; i++)
+        for (int j = 0; j < NR; j++)
+            sum[i * NR + j] += (uint32_t)part[i * NR + j] * scale[j];
+}
+
+static void gemm_panel(const gemm_job *job, int8_t *wq, uint8_t *scratch, int64_t n_begin, int64_t rows)
+{
+    const qjit__weights_view *v = job->view;
+    v->scheme->operand(v, n_begin, rows, wq, scratch);
+    int64_t K = job->K, G = v->group_size;
+    int fold = v->scheme->group_scale != NULL;
     for (int64_t m0 = 0; m0 < job->M; m0 += MR) {
         int mrows = job->M - m0 < MR ? (int)(job->M - m0) : MR;
         const int8_t *x = job->Xq + m0 * K;
         for (int64_t j0 = 0; j0 < rows; j0 += NR) {
             const int8_t *w = wq + j0 * K;
-            uint32_t sum[MR * NR] = {0};
-            for (int64_t k0 = 0; k0 < K; k0 += K_CHUNK) {
-                int64_t kc = K - k0 < K_CHUNK ? K - k0 : K_CHUNK;
-                int32_t part[MR * NR];
-                if (mrows == MR) {
-                    dot_4x4(x + k0, K, w + k0, K, kc, part);
-                } else {
-                    for (int i = 0; i < mrows; i++)
-                        dot_1x4(x + i * K + k0, w + k0, K, kc, part + i * NR);
+            uint32_t sum[MR * NR] = {0}, scale[NR] = {1, 1, 1, 1};
+            if (fold) {
+                for (int64_t gi = 0; gi < K / G; gi++) {
+                    for (int j = 0; j < NR; j++)
+                        scale[j] = (uint32_t)v->scheme->group_scale(v, n_begin + j0 + j, gi);
+                    add_dots(job, x, mrows, w, gi * G, G, scale, sum);
                 }
-                for (int i = 0; i < mrows * NR; i++)
-                    sum[i] += (uint32_t)part[i];
+            } else {
+                for (int64_t k0 = 0; k0 < K; k0 += K_CHUNK)
+                    add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum);
             }
             store_block(job, m0, mrows, n_begin + j0, sum);
         }
@@ -223,7 +234,7 @@ static void *gemm_worker_main(void *arg)
             break;
         int64_t n0 = p * PANEL_ROWS;
         int64_t rows = job->N - n0 < PANEL_ROWS ? job->N - n0 : PANEL_ROWS;
-        gemm_panel(job, w->wq, n0, rows);
+        gemm_panel(job, w->wq, w->scratch, n0, rows);
     }
     return NULL;
 }
@@ -257,24 +268,41 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
     if (!acc && !Y)
         return QJIT_OK;          /* nothing asked for; the buffer is verified */
 
-    gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .acc = acc, .Y = Y,
-                    .panels = (view.N + PANEL_ROWS - 1) / PANEL_ROWS};
+    /* The tokens' row sums, for epilogues that subtract a zero point. */
+    int32_t *rowsum = qjit__alloc(ctx, (size_t)M * sizeof(int32_t));
+    if (!rowsum)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for %lld row sums", (long long)M);
+    for (int64_t m = 0; m < M; m++) {
+        uint32_t s = 0;
+        for (int64_t k = 0; k < view.K; k++)
+            s += (uint32_t)(int32_t)Xq[m * view.K + k];
+        rowsum[m] = (int32_t)s;
+    }
+    gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .rowsum = rowsum,
+                    .acc = acc, .Y = Y, .panels = (view.N + PANEL_ROWS - 1) / PANEL_ROWS};
     atomic_init(&job.next_panel, 0);
 
     int threads = thread_count(job.panels);
     size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)view.K;
     gemm_worker *workers = qjit__calloc(ctx, sizeof(gemm_worker) * (size_t)threads);
-    if (!workers)
+    if (!workers) {
+        qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for %d reference GEMM workers", threads);
+    }
     int ready = 0;
     for (; ready < threads; ready++) {
         workers[ready].job = &job;
         workers[ready].wq = qjit__alloc(ctx, panel_bytes);
-        if (!workers[ready].wq)
+        workers[ready].scratch = qjit__alloc(ctx, panel_bytes);
+        if (!workers[ready].wq || !workers[ready].scratch) {
+            qjit__free(ctx, workers[ready].wq, panel_bytes);
+            qjit__free(ctx, workers[ready].scratch, panel_bytes);
             break;
+        }
     }
     if (ready == 0) {
         qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
+        qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for a %zu-byte weight panel", panel_bytes);
     }
 
@@ -288,8 +316,11 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
         if (started[i])
             pthread_join(workers[i].thread, NULL);
 
-    for (int i = 0; i < ready; i++)
+    for (int i = 0; i < ready; i++) {
         qjit__free(ctx, workers[i].wq, panel_bytes);
+        qjit__free(ctx, workers[i].scratch, panel_bytes);
+    }
     qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
+    qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));
     return QJIT_OK;
 }

@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 {
     __shared__ float warp_max[THREADS / 32 * {{ p.rowsum == 1 and 2 or 1 }}];
     const int m = blockIdx.x;
-//% if p.pdl == 1 then
+//% if p.trigger == 1 then
     /* Let the GEMM that follows launch now: it fetches weights meanwhile and
      * waits (griddepcontrol.wait) for this grid to finish before reading. */
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");

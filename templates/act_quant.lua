@@ -23,7 +23,11 @@ function P.check(f, arch)
   local rowsum = f.rowsum == "1"
   return { name = "qjit_act_quant_a" .. f.bits .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
-           rowsum = rowsum and 1 or 0, pdl = (arch.cc >= 90) and 1 or 0 }
+           rowsum = rowsum and 1 or 0,
+           -- It lets the GEMM after it start early (griddepcontrol.launch_dependents);
+           -- it is itself launched in stream order (pdl = 0): it reads the
+           -- tokens the kernel before it wrote.
+           trigger = (arch.cc >= 90) and 1 or 0, pdl = 0 }
 end
 
 return P

@@ -176,36 +176,165 @@ end
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
 D.QUANT = "kernel=act-quant;bits=8;threads=512"
 
--- Returns the layer's table: quant (key), nbuckets, and per bucket i
--- b<i>_max (0 = unbounded) and b<i>_key (canonical). sms: the device's
--- multiprocessor count (132 on an H100 SXM if not given).
-function D.plan(scheme, group, N, K, arch, sms)
-  group, N, K, sms = tonumber(group), tonumber(N), tonumber(K), tonumber(sms) or 132
-  if sms <= 0 then sms = 132 end
-  local out = { quant = V.canonicalize(D.QUANT, arch), nbuckets = #D.BUCKETS }
-  for i, b in ipairs(D.BUCKETS) do
-    out["b" .. i .. "_max"] = b.max_m
-    out["b" .. i .. "_key"] = V.canonicalize(gemm_key(scheme, group, b, N, K, arch, sms), arch)
+local G = import("lib/gemm.lua")
+local SCHEMES = import("schemes.lua")
+
+local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
+
+-- The activation kernel a scheme's layers use.
+local function quant_key(L, arch)
+  return V.canonicalize(D.QUANT .. (L.rowsum and ";rowsum=1" or ""), arch)
+end
+
+-- The same key with another epilogue (the INT32-accumulator twin).
+local function with_epi(f, epi, arch)
+  local parts = {}
+  for k, v in pairs(f) do parts[#parts + 1] = k .. "=" .. (k == "epi" and epi or v) end
+  return V.canonicalize(table.concat(parts, ";"), arch)
+end
+
+-- A kernel's launch plan for the runtime: its key, signature, grid and the
+-- slots it binds (name, kind, what the slot refers to).
+-- A kernel that takes an epoch publishes it in its "flags" workspace
+-- section, which the runtime clears when the stream is being captured.
+local function kernel_plan(key, slots, grid)
+  local out = { key = key, signature = G.signature(slots), grid = grid, slots = {} }
+  for i, s in ipairs(slots) do
+    out.slots[i] = { name = s.name, kind = s.kind, ref = s.ref or "", optional = s.optional and 1 or 0 }
+    if s.kind == "epoch" then out.flags = "flags" end
   end
   return out
+end
+
+-- The tensor map a TMA slot names: a packed-weight section as its scheme
+-- views it, or the tokens (Xq: M rows of K bytes, 128-byte swizzled as the
+-- wgmma reads them), boxed for the variant's tile.
+local function tensor_map(slot, p, sections, K)
+  if slot.ref == "xq" then
+    return { name = slot.name, source = "ws", section = "xq", dtype = "u8", cols = K, rows = 0, rows_per_m = 1,
+             stride = K, box_cols = p.tile_k, box_rows = p.tile_m, swizzle = 128 }
+  end
+  for _, s in ipairs(sections) do
+    if s.name == slot.ref then
+      local t = s.tensor
+      if not t then fail("TEMPLATE", "section " .. s.name .. " has no tensor-map geometry") end
+      local bc, br = t.box(p.tile_n, p.tile_k)
+      if bc > 256 or br > 256 then refuse("tile " .. p.tile_n .. "x" .. p.tile_k .. " needs a tensor-map box of "
+                                          .. bc .. "x" .. br .. " (at most 256 per side)") end
+      return { name = slot.name, source = "w", section = s.name, dtype = t.dtype, cols = t.cols,
+               rows = t.rows, rows_per_m = 0, stride = t.stride, box_cols = bc, box_rows = br, swizzle = 0 }
+    end
+  end
+  fail("TEMPLATE", "tensor map " .. slot.name .. " names no section (" .. slot.ref .. ")")
+end
+
+-- One bucket's records: the GEMM of canonical key `key` (checked against
+-- the layer), its INT32 twin, the activation kernel (unless the GEMM
+-- quantizes its own tokens), the workspace and the tensor maps.
+local function bucket_plan(key, max_m, S, group, N, K, arch, sections)
+  local canon, f = V.parse(key, arch)
+  if f.kernel ~= "gemm" then refuse("variant " .. canon .. " is not a GEMM (kernel=gemm)") end
+  if f.scheme ~= S.name then
+    refuse("variant " .. canon .. " is for scheme " .. f.scheme .. "; the weights are " .. S.name)
+  end
+  if tonumber(f.g) ~= group then
+    refuse("variant " .. canon .. " must be a GEMM with g=" .. group .. ", the group of the weights")
+  end
+  local _, p, L, slots = V.plan(f)
+  if K % p.k_step ~= 0 or N % p.n_unit ~= 0 then
+    refuse(string.format("variant %s needs K %% %d == 0 and N %% %d == 0; the layer is N=%d K=%d", canon, p.k_step,
+                         p.n_unit, N, K))
+  end
+  local acc_key = with_epi(f, "i32", arch)
+  local acc_f = select(2, V.parse(acc_key, arch))
+  local _, _, _, acc_slots = V.plan(acc_f)
+  local grid = G.grid(p, N)
+  local b = {
+    max_m = max_m, tile_m = p.tile_m, cluster = p.cluster,
+    gemm = kernel_plan(canon, slots, grid), gemm_acc = kernel_plan(acc_key, acc_slots, grid),
+    workspace = G.workspace(p, L, N, K), maps = {},
+  }
+  if p.fused ~= 1 then
+    local q = quant_key(L, arch)
+    local qf = select(2, V.parse(q, arch))
+    local _, qp, _, qslots = V.plan(qf)
+    for _, s in ipairs(qslots) do
+      -- The activation kernel zeroes split-K counters only where the GEMM has them.
+      if s.kind == "ws" and s.ref == "counters" or s.kind == "count" then s.optional = true end
+    end
+    b.quant = kernel_plan(q, qslots, { { per_m = 1 }, { base = 1 }, { base = 1 } })
+  end
+  for _, s in ipairs(slots) do
+    if s.kind == "map" then b.maps[#b.maps + 1] = tensor_map(s, p, sections, K) end
+  end
+  return b
+end
+
+-- The layer's plan, for the runtime (runtime/linear.c reads it field by
+-- field): the packed sections the weights must hold, and per M bucket (the
+-- first whose max_m >= M; 0 = unbounded) its kernels, workspace and tensor
+-- maps. sms: the device's multiprocessor count (132 on an H100 SXM if not
+-- given). variant: a GEMM key every bucket uses instead (missing fields take
+-- their defaults), for tuning and benchmarks; "" for none.
+function D.plan(scheme, group, N, K, arch, sms, variant)
+  if math.type(group) ~= "integer" or math.type(N) ~= "integer" or math.type(K) ~= "integer" then
+    fail("INVALID_ARGUMENT", "plan: group, N and K must be integers")
+  end
+  if not sms or sms <= 0 then sms = 132 end
+  local S = SCHEMES.get(SCHEMES.normalize(scheme))
+  local why = S.check_group(group)
+  if why then refuse(why) end
+  local sections = S.sections(N, K, group)
+  local out = { sections = {}, buckets = {} }
+  for i, s in ipairs(sections) do out.sections[i] = { name = s.name, bytes = s.bytes } end
+  local forced
+  if variant and variant ~= "" then
+    -- A forced variant takes the layer's scheme and group unless it names its own.
+    local raw = V.raw(variant)
+    forced = V.canonicalize((raw.scheme and "" or "scheme=" .. S.name .. ";") .. (raw.g and "" or "g=" .. group .. ";")
+                            .. variant, arch)
+  end
+  for i, b in ipairs(D.BUCKETS) do
+    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms), arch)
+    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sections)
+  end
+  return out
+end
+
+-- The GEMM keys of a layer's buckets (for tests and listings).
+function D.plan_keys(scheme, group, N, K, arch, sms)
+  local S = SCHEMES.get(SCHEMES.normalize(scheme))
+  local keys = {}
+  for i, b in ipairs(D.BUCKETS) do keys[i] = V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms or 132), arch) end
+  return table.concat(keys, "\n")
 end
 
 -- The Llama-2-7B and 70B linear layers (N x K) the default set covers.
 D.SHAPES = { {12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
              {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672} }
 
+-- The groups the default set covers per scheme.
+local DEFAULT_GROUPS = { 0, 64, 128 }
+
 -- The default variant set: what `qjit compile --defaults` and `qjit demo`
 -- without a GPU pre-compile, one canonical key per line: every bucket's
--- variant of the Llama shapes, per channel and with groups of 64 and 128, on
--- a 132-SM part (H100 SXM).
+-- variant of the Llama shapes, for every scheme with each group it takes of
+-- per channel, 64 and 128, on a 132-SM part (H100 SXM), and the activation
+-- kernels they use.
 function D.defaults(arch)
   local keys, seen = {}, {}
   local function add(k) if not seen[k] then seen[k] = true; keys[#keys + 1] = k end end
-  add(V.canonicalize(D.QUANT, arch))
-  for _, group in ipairs({ 0, 64, 128 }) do
-    for _, shape in ipairs(D.SHAPES) do
-      local plan = D.plan("w4a8-lqq", group, shape[1], shape[2], arch, 132)
-      for i = 1, plan.nbuckets do add(plan["b" .. i .. "_key"]) end
+  for _, name in ipairs(SCHEMES.NAMES) do
+    local S = SCHEMES.get(name)
+    for _, group in ipairs(DEFAULT_GROUPS) do
+      if not S.check_group(group) then
+        add(quant_key(S.layout(group), arch))
+        for _, shape in ipairs(D.SHAPES) do
+          for _, b in ipairs(D.BUCKETS) do
+            add(V.canonicalize(gemm_key(name, group, b, shape[1], shape[2], arch, 132), arch))
+          end
+        end
+      end
     end
   end
   return table.concat(keys, "\n")

@@ -129,6 +129,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
         for (int j = 0; j < NT; ++j)
             acc[r][j][0] = acc[r][j][1] = acc[r][j][2] = acc[r][j][3] = 0;
+//% if p.fold == 1 then
+    /* The current group's sums, added to acc times the group's integer
+     * scales at its end (or the warp's slice's). */
+    int part[R][NT][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+            part[r][j][0] = part[r][j][1] = part[r][j][2] = part[r][j][3] = 0;
+//% end
 
     for (int s0 = 0; s0 < steps; s0 += U) {
 #pragma unroll
@@ -142,6 +152,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                     for (int i = 0; i < 4; ++i)
                         b[j][i] = xok[j] ? ldg_act(xp[j] + (size_t)s * 64 + i * 16) : 0u;
                 u32 a[R][2][4];
+//% if p.fold == 1 then
+                wparams prs[R];
+//% end
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
 //% if p.gparams_tiled == 1 then
@@ -152,6 +165,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                     const wparams pr = {};
 //% end
                     dequant(wq[u][r], pr, a[r]);
+//% if p.fold == 1 then
+                    prs[r] = pr;
+//% end
                 }
                 /* Refill this slot with the step U ahead. */
                 if (s + U < steps)
@@ -170,7 +186,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                     for (int r = 0; r < R; ++r)
 #pragma unroll
                         for (int j = 0; j < NT; ++j)
-                            mma_s8_16832(acc[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+                            mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% if p.fold == 1 then
+                /* A group ends here, or the warp's slice does: acc += part * S. */
+                if ((kb0 + s + 1) * 64 % GROUP == 0 || s == steps - 1) {
+#pragma unroll
+                    for (int r = 0; r < R; ++r)
+#pragma unroll
+                        for (int j = 0; j < NT; ++j)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) {
+                                acc[r][j][e] += part[r][j][e] * fold_scale(prs[r], e >> 1);
+                                part[r][j][e] = 0;
+                            }
+                }
+//% end
             }
         }
     }

@@ -76,6 +76,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
         for (int j = 0; j < NJ; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
+//% if p.fold == 1 then
+    /* The current group's sums, added to acc times the group's integer
+     * scales at its end (or the slice's). */
+    int part[MI][NJ][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j)
+            part[i][j][0] = part[i][j][1] = part[i][j][2] = part[i][j][3] = 0;
+//% end
 
 //% if p.gparams_channel == 1 then
     /* Per-channel: one group per row, its parameters read once. */
@@ -128,6 +138,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             /* A: W_VECS 128-bit loads per 16-row block give this lane its
              * weights for two MMAs (the packed layout). */
             u32 a[MI][2][4];
+//% if p.fold == 1 then
+            wparams prs[MI];
+//% end
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
                 const int nbl = warp_n * MI + i;
@@ -144,6 +157,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 for (int v = 0; v < W_VECS; ++v)
                     w[v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * (512 * W_VECS) + v * 512 + lane * 16);
                 dequant(w, pr, a[i]);
+//% if p.fold == 1 then
+                prs[i] = pr;
+//% end
             }
             /* B: one ldmatrix.x4 per 8 tokens covers 64 k (two MMAs). */
             u32 b[NJ][4];
@@ -160,7 +176,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 for (int i = 0; i < MI; ++i)
 #pragma unroll
                     for (int j = 0; j < NJ; ++j)
-                        mma_s8_16832(acc[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+                        mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% if p.fold == 1 then
+            /* A group ends here, or the slice does: acc += part * S. */
+            if (((kt_begin + kt) * BK + (kb + 1) * 64) % GROUP == 0 || (kt == ktiles - 1 && kb == BK / 64 - 1)) {
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+#pragma unroll
+                    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            acc[i][j][e] += part[i][j][e] * fold_scale(prs[i], e >> 1);
+                            part[i][j][e] = 0;
+                        }
+            }
+//% end
         }
     }
     cp_async_wait<0>();

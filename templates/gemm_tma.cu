@@ -24,9 +24,10 @@
 /* Issues the copies of K tile kt into a stage (thread 0 only): the packed
  * weights and group parameters (WEIGHTS) and the token tile (TOKENS), apart,
  * so weights can be requested before the activations exist. */
+//% local gmap = p.gparams_tiled == 1
 template <bool WEIGHTS, bool TOKENS>
 static __device__ __forceinline__ void tma_stage(u32 stage, u32 full, int kt, const qjit_tmap &xmap,
-                                                 const qjit_tmap &wmap, const qjit_tmap &gmap, int n_cta, int m_cta)
+                                                 const qjit_tmap &wmap, {{ gmap and "const qjit_tmap &gmap, " or "" }}int n_cta, int m_cta)
 {
     if (WEIGHTS) {
         /* Packed weights: BN/16 rows of the 16-row-block view, 64 x W_VECS
@@ -62,13 +63,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s) {
             mbar_expect_tx(full0 + s * 8, TX_BYTES);
-            tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, gmap,
+            tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
                                    n_cta, m_cta);
         }
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s)
-            tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, gmap,
+            tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
                                    n_cta, m_cta);
 
     for (int kt = 0; kt < ktiles; ++kt) {
@@ -81,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
             mbar_expect_tx(full0 + slot * 8, TX_BYTES);
             tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
-                                  xmap, wmap, gmap, n_cta, m_cta);
+                                  xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
         }
     }
 {{ render("lib/wgmma_drain.cu") }}

@@ -7,7 +7,7 @@
 -- qjit_scheme value there.
 local R = {}
 
-R.NAMES = { "w4a8-lqq" }
+R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8" }
 
 local ALIASES = {
   lqq = "w4a8-lqq", liquidquant = "w4a8-lqq", ["w4a8_lqq"] = "w4a8-lqq",
@@ -15,7 +15,7 @@ local ALIASES = {
   is = "w4a8-is", ["integer-scale"] = "w4a8-is",
   int8 = "w8a8", ["w8a8-int8"] = "w8a8",
 }
-local PLANNED = { ["w4a8-qoq"] = true, ["w4a8-is"] = true, w8a8 = true, w4a4 = true, w4ax = true }
+local PLANNED = { w4a4 = true, w4ax = true }
 
 local KNOWN = {}
 for _, n in ipairs(R.NAMES) do KNOWN[n] = true end

@@ -141,6 +141,9 @@ local function parse(text)
   return raw
 end
 
+-- The fields a key text names (aliases resolved), before defaults.
+V.raw = parse
+
 -- Returns the canonical key and the parsed fields. default_arch fills a
 -- missing arch ("" means none: then the key must name one).
 function V.parse(text, default_arch)
@@ -191,6 +194,13 @@ end
 function V.canonicalize(text, default_arch)
   local canon = V.parse(text, default_arch)
   return canon
+end
+
+-- The canonical key of a key text as a record the runtime reads: the key,
+-- its kernel kind and its target.
+function V.canonical(text, default_arch)
+  local canon, f = V.parse(text, default_arch)
+  return { key = canon, kind = f.kernel, arch = f.arch }
 end
 
 -- The template and launch plan of a parsed key: its facts p (numbers the

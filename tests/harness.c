@@ -118,6 +118,9 @@ struct qjit_context *qt_bare_context(void)
 
 int main(void)
 {
+    /* Line by line, so that what a test printed survives a timeout that
+     * kills its process. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     const char *env = getenv("QJIT_TEST_SEED");
     g_seed = env && *env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
     printf("seed: %llu (rerun with QJIT_TEST_SEED=%llu)\n", (unsigned long long)g_seed,

@@ -80,6 +80,7 @@ START_TEST(defaults)
     ck_assert_int_eq(a.reps, 50);
     ck_assert_uint_eq(a.seed, 12345);
     ck_assert_int_eq(a.nvariants, 0);
+    ck_assert_ptr_null(a.schemes);
     ck_assert_ptr_null(a.csv_path);
     ck_assert_ptr_null(a.json_path);
     ck_assert_int_eq(a.peers, 1);
@@ -138,6 +139,8 @@ START_TEST(each_option)
     ck_assert_str_eq(a.json_path, "out.json");
     PARSE_OK(&a, "--no-peers");
     ck_assert_int_eq(a.peers, 0);
+    PARSE_OK(&a, "--scheme", "lqq,w8a8");
+    ck_assert_str_eq(a.schemes, "lqq,w8a8");     /* names are the library's to check */
 
     char *argv[] = {"bench", "--variant", "key-a", "--m", "16", "--variant", "key-b"};
     parse_ok(&a, 7, argv);
@@ -177,7 +180,7 @@ START_TEST(unknown_and_missing)
     PARSE_BAD("unknown option", "--m=4", "--m=4");
     PARSE_BAD("unknown option", "'yes'", "--no-peers", "yes");     /* takes no value */
     static const char *valued[] = {"--shapes", "--shapes-file", "--m", "--group", "--variant",
-                                   "--reps", "--seed", "--csv", "--json"};
+                                   "--reps", "--seed", "--csv", "--json", "--scheme"};
     for (size_t i = 0; i < sizeof valued / sizeof *valued; i++) {
         char *argv[] = {"bench", "--reps", "9", (char *)valued[i]};
         parse_bad(valued[i], "needs a value", 4, argv);
@@ -185,6 +188,7 @@ START_TEST(unknown_and_missing)
     PARSE_BAD("--csv", "empty", "--csv", "");
     PARSE_BAD("--json", "empty", "--json", "");
     PARSE_BAD("--variant", "empty", "--variant", "");
+    PARSE_BAD("--scheme", "empty", "--scheme", "");
 }
 END_TEST
 

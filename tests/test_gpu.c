@@ -1,13 +1,14 @@
-/* test_gpu.c -- kernels on the GPU (tagged "gpu"): the activation
- * quantization and the GEMM's INT32 accumulators bit-exact against the CPU
- * reference, the FP16 output within FP16 rounding of it, outputs poisoned
- * before each run and fully overwritten; bad forward input changes nothing. */
+/* test_gpu.c -- kernels on the GPU (tagged "gpu"), for every scheme, group
+ * and pipeline: the activation quantization and the GEMM's INT32
+ * accumulators bit-exact against the CPU reference, the FP16 output within
+ * FP16 rounding of it, outputs poisoned before each run and fully
+ * overwritten; bad forward input changes nothing. */
 #define _GNU_SOURCE
 #include "harness.h"
 #include "context.h"
+#include "fp16.h"
 #include "module.h"
 #include "qjit.h"
-#include "quant.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -22,9 +23,15 @@ typedef struct fixture {
     size_t bytes;
     qjit_linear *lin;
     int64_t N, K;
+    qjit_scheme scheme;
+    int group;
 } fixture;
 
-static void setup(fixture *f, int64_t N, int64_t K, int group, uint64_t stream)
+/* A layer of `scheme` with groups of `group` (0: per channel) on random
+ * weights with an outlier column and an all-zero row, as real layers have;
+ * f->lin uses the dispatch table (NULL with no_layer). */
+static void setup_scheme(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, int group, uint64_t stream,
+                         int no_layer)
 {
     memset(f, 0, sizeof *f);
     qjit_context_options o;
@@ -45,13 +52,23 @@ static void setup(fixture *f, int64_t N, int64_t K, int group, uint64_t stream)
         W[n * K + (K / 3)] *= 20.0f;
     for (int64_t k = 0; k < K; k++)
         W[(N / 2) * K + k] = 0.0f;
-    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, group, N, K, &f->bytes), QJIT_OK);
+    f->scheme = scheme;
+    f->group = group;
+    ck_assert_int_eq(qjit_packed_size(scheme, group, N, K, &f->bytes), QJIT_OK);
     f->blob = malloc(f->bytes);
-    ck_assert_int_eq(qjit_quantize_weights(f->ctx, QJIT_SCHEME_W4A8_LQQ, group, W, QJIT_DTYPE_F32, N, K, f->blob,
-                                           f->bytes, &f->bytes), QJIT_OK);
+    qjit_status st = qjit_quantize_weights(f->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, f->blob, f->bytes,
+                                           &f->bytes);
+    ck_assert_msg(st == QJIT_OK, "quantize %s g=%d: %s", qjit_scheme_name(scheme), group, qjit_last_error(f->ctx));
     free(W);
-    qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, NULL, &f->lin);
+    if (no_layer)
+        return;
+    st = qjit_linear_create(f->ctx, f->blob, f->bytes, NULL, &f->lin);
     ck_assert_msg(st == QJIT_OK, "linear_create: %s", qjit_last_error(f->ctx));
+}
+
+static void setup(fixture *f, int64_t N, int64_t K, int group, uint64_t stream)
+{
+    setup_scheme(f, QJIT_SCHEME_W4A8_LQQ, N, K, group, stream, 0);
 }
 
 static void teardown(fixture *f)
@@ -119,12 +136,21 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
         float y = qjit__half_to_float(Y[i]);
         ck_assert_msg(!isnan(y), "Y[%zu] not written (M=%lld)", i, (long long)M);
         double bound = fabs(Yref[i]) * 0x1p-11 + 0x1p-24;
-        ck_assert_msg(fabs(y - Yref[i]) <= bound, "Y[%zu,%zu] = %g, reference %g (M=%lld)", i / (size_t)N,
-                      i % (size_t)N, y, Yref[i], (long long)M);
+        /* Past FP16's range (|Y| >= 65520 rounds to infinity) only the sign is left. */
+        if (fabs(Yref[i]) >= 65520.0)
+            ck_assert_msg(isinf(y) && (y < 0) == (Yref[i] < 0), "Y[%zu,%zu] = %g, reference %g overflows FP16 (M=%lld)",
+                          i / (size_t)N, i % (size_t)N, y, Yref[i], (long long)M);
+        else
+            ck_assert_msg(fabs(y - Yref[i]) <= bound, "Y[%zu,%zu] = %g, reference %g (M=%lld)", i / (size_t)N,
+                          i % (size_t)N, y, Yref[i], (long long)M);
         exact_half += Y[i] == qjit__float_to_half(Yref[i]);
     }
-    printf("M=%-5lld N=%-5lld K=%-5lld acc exact, FP16 bit-identical to rounded reference: %lld/%zu\n",
-           (long long)M, (long long)N, (long long)K, exact_half, yn);
+    char key[512];
+    qjit_linear_variant(f->lin, M, key, sizeof key);
+    const char *pipe = strstr(key, "pipe=");
+    printf("%-8s g=%-3d M=%-5lld N=%-5lld K=%-5lld acc exact, FP16 = rounded reference %lld/%zu  %.*s\n",
+           qjit_scheme_name(f->scheme), f->group, (long long)M, (long long)N, (long long)K, exact_half, yn,
+           pipe ? (int)strcspn(pipe, ";") : 0, pipe ? pipe : "");
     d->MemFree(dX);
     d->MemFree(dY);
     d->MemFree(dA);
@@ -134,19 +160,151 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
 
 static const int64_t MS[] = {1, 7, 16, 33, 128, 1000};
 
-/* Shapes: Llama-2-7B layers and small odd multiples of the packing units. */
-static const struct { int64_t N, K; int group; } SHAPES[] = {
-    {4096, 4096, 128}, {11008, 4096, 128}, {4096, 11008, 128}, {4096, 4096, 64}, {4096, 4096, 0},
-    {16 * 7, 64 * 5, 64}, {16 * 13, 64 * 3, 0}, {16 * 21, 128 * 3, 128}, {16 * 3, 64 * 7, 64},
-    {16 * 3, 128 * 325, 128},      /* rows past the activation kernel's register cache */
-};
-
-START_TEST(gemm_bit_exact)
+/* QJIT_TEST_SCHEMES (comma-separated names) narrows the scheme-looped
+ * tests to those schemes, for reruns on a GPU machine. */
+static int wanted(qjit_scheme s)
 {
+    const char *only = getenv("QJIT_TEST_SCHEMES");
+    if (!only || !*only)
+        return 1;
+    const char *name = qjit_scheme_name(s);
+    for (const char *p = only; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == strlen(name) && !strncmp(p, name, n))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    printf("%s: not in QJIT_TEST_SCHEMES, not run\n", name);
+    return 0;
+}
+
+/* Every scheme with every group it takes of per channel, 64 and 128. */
+static const struct { qjit_scheme scheme; int group; } SCHEME_GROUPS[] = {
+    {QJIT_SCHEME_W4A8_LQQ, 128}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_LQQ, 0},
+    {QJIT_SCHEME_W4A8_QOQ, 128}, {QJIT_SCHEME_W4A8_QOQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0},
+    {QJIT_SCHEME_W4A8_IS, 128},  {QJIT_SCHEME_W4A8_IS, 64},  {QJIT_SCHEME_W8A8, 0},
+};
+#define NSG ((int)(sizeof SCHEME_GROUPS / sizeof SCHEME_GROUPS[0]))
+
+/* Llama-2-7B layers, each scheme at its usual group (128; per channel for
+ * w8a8), through the dispatch table at every M. */
+static const struct { int64_t N, K; } LLAMA[] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+static const qjit_scheme SCHEMES[] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ, QJIT_SCHEME_W4A8_IS,
+                                      QJIT_SCHEME_W8A8};
+
+START_TEST(llama_layers_bit_exact)
+{
+    const int si = _i / 3, li = _i % 3;
+    if (!wanted(SCHEMES[si]))
+        return;
     fixture f;
-    setup(&f, SHAPES[_i].N, SHAPES[_i].K, SHAPES[_i].group, 100 + _i);
+    setup_scheme(&f, SCHEMES[si], LLAMA[li].N, LLAMA[li].K, SCHEMES[si] == QJIT_SCHEME_W8A8 ? 0 : 128, 100 + _i, 0);
     for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
         check_m(&f, MS[m], 1000 * _i + m);
+    teardown(&f);
+}
+END_TEST
+
+/* Odd multiples of the packing units (and a K past the activation kernel's
+ * register cache), every scheme and group, through the dispatch table. */
+static const struct { int64_t N, K; } ODD[] = {{16 * 7, 64 * 10}, {16 * 13, 64 * 6}, {16 * 21, 128 * 3},
+                                               {16 * 3, 128 * 325}};
+#define NODD ((int)(sizeof ODD / sizeof ODD[0]))
+
+START_TEST(odd_shapes_bit_exact)
+{
+    const int sg = _i / NODD, oi = _i % NODD;
+    if (!wanted(SCHEME_GROUPS[sg].scheme))
+        return;
+    fixture f;
+    setup_scheme(&f, SCHEME_GROUPS[sg].scheme, ODD[oi].N, ODD[oi].K, SCHEME_GROUPS[sg].group, 200 + _i, 0);
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 2000 * _i + m);
+    teardown(&f);
+}
+END_TEST
+
+/* Every pipeline forced, for every scheme and group: the portable and
+ * decode pipes everywhere, the warpgroup-MMA ones (cp.async and TMA rings)
+ * on sm_90a; split-K through the workspace and through clusters; fused
+ * quantization. A 320 x 1536 layer: the last N tile is partial, groups end
+ * inside K tiles and split-K slices start inside groups. */
+static const char *const PIPES[] = {
+    "tile=32x128x128;warps=1x4;stages=3;split=3",
+    "tile=64x64x64;warps=2x2;stages=4;split=1",
+    "tile=16x32x64;warps=1x8;stages=4;pipe=decode",
+    "tile=8x16x64;warps=1x16;stages=2;pipe=decode",
+    "tile=16x64x128;warps=1x4;stages=3;split=2;actq=fused",
+    "tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma",
+    "tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma",
+    "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma;reduce=cluster",
+    "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma;reduce=cluster",
+};
+#define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
+
+START_TEST(every_pipeline_bit_exact)
+{
+    const int sg = _i / NPIPES, pi = _i % NPIPES;
+    if (!wanted(SCHEME_GROUPS[sg].scheme))
+        return;
+    fixture f;
+    setup_scheme(&f, SCHEME_GROUPS[sg].scheme, 320, 1536, SCHEME_GROUPS[sg].group, 300 + _i, 1);
+    char arch[16];
+    ck_assert_int_eq(qjit_context_arch(f.ctx, arch, sizeof arch), QJIT_OK);
+    if ((strstr(PIPES[pi], "pipe=wgmma") || strstr(PIPES[pi], "pipe=tma")) && strcmp(arch, "sm_90a")) {
+        printf("%s: needs sm_90a, not run on %s\n", PIPES[pi], arch);
+        teardown(&f);
+        return;
+    }
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.variant = PIPES[pi];
+    qjit_status st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin);
+    ck_assert_msg(st == QJIT_OK, "%s g=%d %s: %s", qjit_scheme_name(f.scheme), f.group, PIPES[pi],
+                  qjit_last_error(f.ctx));
+    check_m(&f, 5, 3000 * _i + 1);
+    check_m(&f, 77, 3000 * _i + 2);
+    check_m(&f, 300, 3000 * _i + 3);
+    teardown(&f);
+}
+END_TEST
+
+/* w4a8-is with group scales near the INT32 bound: weights spanning eight
+ * orders of magnitude, so the amplifier is lowered until 127 x 8 x K x max S
+ * fits. The accumulators, sums of S-scaled group sums, must still be exact
+ * on every pipe. */
+START_TEST(integer_scale_near_the_bound)
+{
+    fixture f;
+    setup_scheme(&f, QJIT_SCHEME_W4A8_IS, 256, 4096, 64, 77, 1);
+    qt_rng r = qt_rng_make(78);
+    float *W = malloc(sizeof(float) * (size_t)(f.N * f.K));
+    for (int64_t i = 0; i < f.N * f.K; i++)
+        W[i] = (float)(qt_normal(&r) * pow(10.0, -4.0 + 8.0 * (double)((i / 64) % 97) / 96.0));
+    ck_assert_int_eq(qjit_quantize_weights(f.ctx, f.scheme, f.group, W, QJIT_DTYPE_F32, f.N, f.K, f.blob, f.bytes,
+                                           &f.bytes), QJIT_OK);
+    free(W);
+    qjit_weights_info info;
+    ck_assert_int_eq(qjit_weights_inspect(f.ctx, f.blob, f.bytes, &info), QJIT_OK);
+    printf("w4a8-is near the bound: alpha = %g\n", info.alpha);
+    char arch[16];
+    ck_assert_int_eq(qjit_context_arch(f.ctx, arch, sizeof arch), QJIT_OK);
+    static const char *const variants[] = {NULL, "tile=32x128x128;warps=1x4;stages=3;split=3",
+                                           "tile=16x32x64;warps=1x8;stages=4;pipe=decode",
+                                           "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma"};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        if (variants[v] && strstr(variants[v], "pipe=tma") && strcmp(arch, "sm_90a"))
+            continue;
+        qjit_linear_options lo;
+        qjit_linear_options_init(&lo);
+        lo.variant = variants[v];
+        ck_assert_msg(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin) == QJIT_OK, "%s",
+                      qjit_last_error(f.ctx));
+        check_m(&f, 3, 4000 + v);
+        check_m(&f, 200, 4100 + v);
+        qjit_linear_destroy(f.lin);
+        f.lin = NULL;
+    }
     teardown(&f);
 }
 END_TEST
@@ -423,15 +581,26 @@ END_TEST
 
 Suite *qjit_test_suite(void)
 {
+    /* Cases that can run as separate processes at once (CK_RUN_CASE): on a
+     * GPU machine with many cores the suite's CPU references and compiles
+     * then overlap. */
     Suite *s = suite_create("gpu");
-    TCase *tc = tcase_create("kernels");
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, gemm_bit_exact, 0, (int)(sizeof SHAPES / sizeof SHAPES[0]));
-    tcase_add_test(tc, bad_forward_input_changes_nothing);
-    tcase_add_test(tc, concurrent_forward_calls);
-    tcase_add_test(tc, forced_variant);
-    tcase_add_test(tc, fused_quantization);
-    tcase_add_test(tc, variant_for_another_arch_is_refused);
-    qt_add(s, tc, 1);
+    TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
+    TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc");
+    tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 12);
+    tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
+    tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
+    tcase_add_loop_test(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);
+    tcase_add_test(misc, integer_scale_near_the_bound);
+    tcase_add_test(misc, bad_forward_input_changes_nothing);
+    tcase_add_test(misc, concurrent_forward_calls);
+    tcase_add_test(misc, forced_variant);
+    tcase_add_test(misc, fused_quantization);
+    tcase_add_test(misc, variant_for_another_arch_is_refused);
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        tcase_set_timeout(all[i], 600);
+        qt_add(s, all[i], 1);
+    }
     return s;
 }

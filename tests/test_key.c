@@ -4,6 +4,8 @@
 #include "context.h"
 #include "harness.h"
 #include "lua_vm.h"
+#include "plan.h"
+#include "scheme.h"
 #include "qjit.h"
 
 #include <stdio.h>
@@ -110,8 +112,11 @@ START_TEST(bad_keys_are_rejected)
     qjit_context *ctx = make_ctx();
     expect_bad(ctx, "scheme=w4a8-lqq;colour=red", QJIT_INVALID_KEY, "unknown field 'colour'");
     expect_bad(ctx, "scheme=foo", QJIT_INVALID_KEY, "unknown scheme 'foo'");
-    expect_bad(ctx, "scheme=w4a8-qoq", QJIT_INVALID_KEY, "no template yet");
+    expect_bad(ctx, "scheme=w4a4", QJIT_INVALID_KEY, "no template yet");
     expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
+    expect_bad(ctx, "scheme=w8a8;g=128", QJIT_INVALID_KEY, "per-channel weights only");
+    expect_bad(ctx, "scheme=w4a8-is;g=0", QJIT_INVALID_KEY, "needs groups along K");
+    expect_bad(ctx, "scheme=w4a8-qoq;g=96", QJIT_INVALID_KEY, "multiple of 64");
     expect_bad(ctx, "g=abc", QJIT_INVALID_KEY, "g=abc");
     expect_bad(ctx, "g=64;group=128", QJIT_INVALID_KEY, "given twice");
     expect_bad(ctx, "tile=64x128", QJIT_INVALID_KEY, "tile");
@@ -251,6 +256,107 @@ START_TEST(cluster_reduction_is_a_variant_field)
 }
 END_TEST
 
+/* Every scheme: its spellings, its group default, and its device code in
+ * every pipe (the scheme's own routine under the names the pipes call). */
+START_TEST(schemes_generate_in_every_pipe)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    canon(ctx, "scheme=qoq", a);
+    canon(ctx, "scheme=w4a8_qoq;g=128", b);
+    ck_assert_str_eq(a, b);
+    canon(ctx, "scheme=int8", a);
+    ck_assert_ptr_nonnull(strstr(a, "g=0;"));           /* w8a8's default group: per channel */
+    ck_assert_ptr_nonnull(strstr(a, "scheme=w8a8;"));
+    static const char *const pipes[] = {
+        "tile=32x128x128;warps=1x4;split=2", "pipe=decode;tile=16x32x64;warps=1x8",
+        "pipe=wgmma;tile=64x128x128;warps=1x8", "pipe=tma;tile=128x128x128;warps=1x8;split=2",
+        "tile=16x64x128;warps=1x4;actq=fused",
+    };
+    static const struct { const char *scheme; const char *has[4]; const char *lacks[3]; } cases[] = {
+        {"scheme=w4a8-lqq;g=128", {"^ 0x80808080u", "wparams_from", NULL}, {"fold_scale", "EPI_ROW_ARGS sx, rowsum", NULL}},
+        {"scheme=w4a8-qoq;g=64", {"(r | 0x80808080u) - z_low7", "wparams_from", NULL},
+         {"fold_scale", "EPI_ROW_ARGS sx, rowsum", NULL}},
+        {"scheme=w4a8-qoq;g=0", {"EPI_ROW_ARGS sx, rowsum", "acc - c.z * r.sum", "const int *__restrict__ zero", NULL},
+         {"gparams", "fold_scale", NULL}},
+        {"scheme=w4a8-is;g=128", {"fold_scale(prs[", "0x78787878u", NULL}, {"EPI_ROW_ARGS sx, rowsum", NULL}},
+        {"scheme=w8a8", {"#define W_VECS 2", "a[kk][0] = w[kk].x", NULL}, {"gparams", "fold_scale", NULL}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t p = 0; p < sizeof pipes / sizeof pipes[0]; p++) {
+            char key[256];
+            snprintf(key, sizeof key, "%s;%s", cases[c].scheme, pipes[p]);
+            char *src = source_with(ctx, key, cases[c].has, cases[c].lacks);
+            qjit_free(ctx, src);
+        }
+    /* The activation kernel of zero-point epilogues also sums each row. */
+    char *src = source_with(ctx, "kernel=act-quant;rowsum=1",
+                            (const char *const[]){"quantize_row<THREADS, CACHED, true>(X, (uint2 *)Xq, sx, rowsum", NULL},
+                            NULL);
+    qjit_free(ctx, src);
+    src = source_with(ctx, "kernel=act-quant", (const char *const[]){"quantize_row<THREADS, CACHED, false>", NULL},
+                      (const char *const[]){"sx, rowsum, m, K", NULL});
+    qjit_free(ctx, src);
+    /* A per-group rescale doubles the accumulators: tiles that fit w4a8-lqq
+     * may not fit w4a8-is. */
+    expect_refused(ctx, "scheme=w4a8-is;tile=128x128x64;warps=1x4", "per-group sums");
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* The Lua scheme modules and the host side agree: for every scheme and
+ * group, the sections dispatch.lua plans are the host's, name for name and
+ * byte for byte, and every bucket's kernels bind only what exists. */
+START_TEST(plans_agree_with_the_host)
+{
+    qjit_context *ctx = make_ctx();
+    static const struct { qjit_scheme s; int g; } sg[] = {
+        {QJIT_SCHEME_W4A8_LQQ, 0}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0}, {QJIT_SCHEME_W4A8_QOQ, 128},
+        {QJIT_SCHEME_W4A8_IS, 64}, {QJIT_SCHEME_W4A8_IS, 256}, {QJIT_SCHEME_W8A8, 0},
+    };
+    static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {8192, 28672}};
+    for (size_t i = 0; i < sizeof sg / sizeof sg[0]; i++)
+        for (size_t j = 0; j < sizeof shapes / sizeof shapes[0]; j++) {
+            const qjit__scheme *host = qjit__scheme_get(sg[i].s);
+            int64_t N = shapes[j][0], K = shapes[j][1];
+            qjit__layer_plan plan;
+            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL};
+            pthread_mutex_lock(&ctx->lock);
+            qjit_status st = qjit__plan_layer(ctx, &req, &plan);
+            pthread_mutex_unlock(&ctx->lock);
+            ck_assert_msg(st == QJIT_OK, "%s g=%d %lldx%lld: %s", host->name, sg[i].g, (long long)N, (long long)K,
+                          qjit_last_error(ctx));
+            ck_assert_int_eq(plan.nsections, host->nsections);
+            for (int k = 0; k < host->nsections; k++) {
+                ck_assert_str_eq(plan.sections[k].name, host->sections[k]);
+                ck_assert_uint_eq(plan.sections[k].bytes, host->slab_bytes(k, K, sg[i].g) * (size_t)(N / 16));
+            }
+            for (int b = 0; b < plan.nbuckets; b++) {
+                ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.key, host->name));
+                ck_assert_str_eq(plan.buckets[b].gemm.signature, plan.buckets[b].gemm_acc.signature);
+                ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm_acc.key, "epi=i32"));
+                for (int s = 0; s < plan.buckets[b].gemm.nslots; s++)
+                    if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
+                        ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);
+            }
+            qjit__plan_release(ctx, &plan);
+        }
+    /* A forced variant of another group or scheme is refused with the reason. */
+    qjit__layer_plan plan;
+    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64"};
+    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is"};
+    pthread_mutex_lock(&ctx->lock);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &bad_group, &plan), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "g=128, the group of the weights"));
+    qjit__plan_release(ctx, &plan);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &bad_scheme, &plan), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the weights are w4a8-qoq"));
+    qjit__plan_release(ctx, &plan);
+    pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 /* pipe=wgmma: the warpgroup-MMA source on sm_90a; every field combination
  * it cannot run is refused with the reason. */
 START_TEST(wgmma_variants_are_checked)
@@ -311,25 +417,20 @@ START_TEST(dispatch_picks_wgmma_on_sm90a_only)
 END_TEST
 
 /* The bucket keys dispatch.lua plans for one layer (N x K, groups of 128,
- * sm_90a, 132 SMs); keys[i] is bucket i + 1's. */
+ * sm_90a, 132 SMs), read through the runtime's typed plan reader; keys[i]
+ * is bucket i + 1's. */
 static void plan_keys(qjit_context *ctx, const char *N, const char *K, char keys[8][512])
 {
+    qjit__layer_plan plan;
+    const qjit__plan_request req = {"w4a8-lqq", 128, atoll(N), atoll(K), "sm_90a", 132, NULL};
     pthread_mutex_lock(&ctx->lock);
-    qjit__lua *L = NULL;
-    qjit__lua_result r;
-    const char *args[6] = {"w4a8-lqq", "128", N, K, "sm_90a", "132"};
-    qjit_status st = qjit__context_lua(ctx, &L);
-    if (st == QJIT_OK)
-        st = qjit__lua_call(L, "dispatch.lua", "plan", 6, args, &r);
-    ck_assert_msg(st == QJIT_OK, "plan %sx%s: %s", N, K, qjit_last_error(ctx));
-    for (int i = 0; i < 8; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "b%d_key", i + 1);
-        const char *key = qjit__lua_result_get(&r, name);
-        snprintf(keys[i], 512, "%s", key ? key : "");
-    }
-    qjit__lua_result_release(L, &r);
+    qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
+    ck_assert_msg(st == QJIT_OK, "plan %sx%s: %s", N, K, qjit_last_error(ctx));
+    ck_assert_int_le(plan.nbuckets, 8);
+    for (int i = 0; i < 8; i++)
+        snprintf(keys[i], 512, "%s", i < plan.nbuckets ? plan.buckets[i].gemm.key : "");
+    qjit__plan_release(ctx, &plan);
 }
 
 /* The 4096-wide layers at M = 17..128 take 64-row weight tiles on deep TMA
@@ -367,6 +468,8 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);
     tcase_add_test(tc, cluster_reduction_is_a_variant_field);
+    tcase_add_test(tc, schemes_generate_in_every_pipe);
+    tcase_add_test(tc, plans_agree_with_the_host);
     tcase_add_test(tc, wgmma_variants_are_checked);
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     tcase_add_test(tc, dispatch_narrow_tiles_for_4096_wide_layers);

@@ -1,9 +1,12 @@
-/* test_reference.c -- FP16 conversions (runtime/fp16.c) and the CPU
- * reference of activation quantization and the W4A8 GEMM (runtime/reference.c). */
+/* test_reference.c -- FP16 conversions (base/fp16.c) and the CPU reference
+ * (runtime/reference.c): per-token activation quantization, and the
+ * quantized GEMM over every scheme's packed weights, against a naive GEMM
+ * on the operand this file decodes itself from the documented formats
+ * (runtime/packed.h, runtime/layout.h, each scheme file's header). */
 #define _GNU_SOURCE
 #include "harness.h"
 #include "context.h"
-#include "quant.h"
+#include "fp16.h"
 
 #include <float.h>
 #include <math.h>
@@ -12,6 +15,9 @@
 #include <string.h>
 
 #define LQQ QJIT_SCHEME_W4A8_LQQ
+#define QOQ QJIT_SCHEME_W4A8_QOQ
+#define IS QJIT_SCHEME_W4A8_IS
+#define W8A8 QJIT_SCHEME_W8A8
 
 static uint32_t bits_of(float f)
 {
@@ -313,59 +319,171 @@ START_TEST(activations_bad_input)
 }
 END_TEST
 
+
 /*------------------------------------------------------------------------
- * GEMM
+ * GEMM: the test's own decoder of a packed buffer
  *------------------------------------------------------------------------*/
 
-typedef struct layer {
-    int64_t N, K;
+/* Every scheme with every group the brief asks for. */
+typedef struct config {
+    qjit_scheme scheme;
     int group;
+} config;
+
+static const config configs[] = {
+    {LQQ, 0}, {LQQ, 64}, {LQQ, 128}, {LQQ, 256}, {QOQ, 0}, {QOQ, 64},
+    {QOQ, 128}, {IS, 64}, {IS, 128}, {IS, 256}, {W8A8, 0},
+};
+#define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
+static const config one_per_scheme[] = {{LQQ, 64}, {QOQ, 0}, {QOQ, 64}, {IS, 64}, {W8A8, 0}};
+#define NONE_PER_SCHEME ((int)(sizeof one_per_scheme / sizeof one_per_scheme[0]))
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A quantized layer and what the kernels compute from it, decoded here. */
+typedef struct layer {
+    qjit_scheme scheme;
+    int group, G;
+    int64_t N, K, groups;
     uint8_t *packed;
     size_t bytes;
-    int8_t *Wd;          /* W'[n,k], decoded here from the buffer by the spec */
-    float *s0;
+    int8_t *op;          /* N x K: the INT8 MMA operand (w4a8-is: the group's INT4 values) */
+    int32_t *S;          /* N x groups: w4a8-is's integer scales, else NULL */
+    float *scale;        /* N: the epilogue's per-channel scale */
+    int32_t *zero;       /* N: w4a8-qoq per channel's zero point, else 0 */
 } layer;
 
-static layer make_layer(qt_rng *r, int64_t N, int64_t K, int group)
+/* The payload of the section called `name`, from packed.h's version-2
+ * header: a table of {name[16], offset, bytes} at 64, the payload at
+ * header_bytes. */
+static const uint8_t *section(const uint8_t *b, const char *name, uint64_t *bytes)
 {
-    layer L = {.N = N, .K = K, .group = group};
+    uint32_t n = le32(b + 40);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = b + 64 + 32 * i;
+        if (strncmp((const char *)e, name, 16) == 0) {
+            *bytes = le64(e + 24);
+            return b + le32(b + 44) + le64(e + 16);
+        }
+    }
+    ck_abort_msg("no section %s", name);
+    return NULL;
+}
+
+/* layout.h, element by element. */
+static size_t block_pos(int64_t n, int64_t k, int64_t K, int bits, int *high)
+{
+    int64_t block = n / 16 * (K / 64) + k / 64;
+    int r = (int)(n % 16), c = (int)(k % 64);
+    int g = r % 8, kk = c / 32, h = (c / 16) % 2, t = (c / 4) % 4, j = c % 4;
+    *high = r >= 8;
+    if (bits == 4)
+        return (size_t)block * 512 + (size_t)(4 * g + t) * 16 + (size_t)(2 * kk + h) * 4 + (size_t)j;
+    return (size_t)block * 1024 + (size_t)kk * 512 + (size_t)(4 * g + t) * 16 + (size_t)(2 * h + *high) * 4 +
+           (size_t)j;
+}
+
+static void decode_layer(layer *L)
+{
+    const uint8_t *b = L->packed;
+    ck_assert(memcmp(b, "QJITWTS1", 8) == 0 && le32(b + 8) == 2);
+    L->scheme = (qjit_scheme)le32(b + 12);
+    L->N = (int64_t)le64(b + 16);
+    L->K = (int64_t)le64(b + 24);
+    L->group = (int32_t)le32(b + 32);
+    L->G = L->group ? L->group : (int)L->K;
+    L->groups = L->K / L->G;
+    int64_t N = L->N, K = L->K;
+    uint64_t qbytes, gbytes = 0, sbytes, zbytes = 0;
+    const uint8_t *qw = section(b, "qweight", &qbytes), *sc = section(b, "scale", &sbytes);
+    const uint8_t *gp = L->scheme != W8A8 ? section(b, "gparams", &gbytes) : NULL;
+    const uint8_t *zp = L->scheme == QOQ ? section(b, "zero", &zbytes) : NULL;
+    ck_assert_uint_eq(sbytes, 4 * (uint64_t)N);
+    L->op = qt_xmalloc((size_t)(N * K));
+    L->S = L->scheme == IS ? qt_xmalloc(sizeof(int32_t) * (size_t)(N * L->groups)) : NULL;
+    L->scale = qt_xmalloc(sizeof(float) * (size_t)N);
+    L->zero = calloc((size_t)N, sizeof(int32_t));
+    ck_assert(L->zero != NULL);
+    for (int64_t n = 0; n < N; n++) {
+        uint32_t u = le32(sc + 4 * n);
+        memcpy(&L->scale[n], &u, 4);
+        if (zbytes)
+            L->zero[n] = (int32_t)le32(zp + 4 * n);
+        for (int64_t k = 0; k < K; k++) {
+            int high;
+            int64_t gi = k / L->G;
+            const uint8_t *e = gbytes ? gp + (size_t)((n / 16) * L->groups + gi) * 32 + 4 * (n % 8) + 2 * (n % 16 / 8)
+                                      : NULL;
+            int v;
+            if (L->scheme == W8A8) {
+                v = (int8_t)qw[block_pos(n, k, K, 8, &high)];
+            } else {
+                uint8_t byte = qw[block_pos(n, k, K, 4, &high)];
+                int q4 = high ? byte >> 4 : byte & 15;
+                if (L->scheme == LQQ)
+                    v = (int8_t)(uint8_t)(((q4 * e[0] + e[1]) & 0xFF) ^ 0x80);     /* (Q4 s + a) ^ 0x80 */
+                else if (L->scheme == QOQ && L->group)
+                    v = (int8_t)(uint8_t)((q4 * e[0] - e[1]) & 0xFF);            /* Q4 s1 - z s1, mod 256 */
+                else if (L->scheme == QOQ)
+                    v = q4;                                                      /* zero point in the epilogue */
+                else
+                    v = q4 - 8;                                                  /* offset binary */
+                if (L->scheme == IS && k % L->G == 0)
+                    L->S[n * L->groups + gi] = e[0] | e[1] << 8;
+            }
+            L->op[n * K + k] = (int8_t)v;
+        }
+    }
+}
+
+static layer quantize_layer(qjit_scheme s, int group, const float *W, int64_t N, int64_t K,
+                            const qjit_quantize_options *opts)
+{
+    layer L;
+    memset(&L, 0, sizeof L);
+    ck_assert_int_eq(qjit_packed_size(s, group, N, K, &L.bytes), QJIT_OK);
+    L.packed = qt_xmalloc(L.bytes);
+    qjit_status st = qjit_quantize_weights_ex(NULL, s, group, W, QJIT_DTYPE_F32, N, K, opts, L.packed, L.bytes, NULL);
+    ck_assert_msg(st == QJIT_OK, "quantize %s g=%d: %s", qjit_scheme_name(s), group, qjit_status_name(st));
+    decode_layer(&L);
+    ck_assert(L.scheme == s && L.group == group && L.N == N && L.K == K);
+    return L;
+}
+
+/* Random weights at a per-row scale, with an outlier in every fifth row. */
+static layer make_layer(qt_rng *r, qjit_scheme s, int group, int64_t N, int64_t K)
+{
     float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     for (int64_t n = 0; n < N; n++) {
         double sigma = exp(qt_uniform(r) * 6 - 3);
         for (int64_t k = 0; k < K; k++)
             W[n * K + k] = (float)(qt_normal(r) * sigma);
         if (n % 5 == 2)
-            W[n * K + (int64_t)(qt_next(r) % (uint64_t)K)] = (float)(40 * sigma);   /* an outlier */
+            W[n * K + (int64_t)(qt_next(r) % (uint64_t)K)] = (float)(40 * sigma);
     }
-    ck_assert_int_eq(qjit_packed_size(LQQ, group, N, K, &L.bytes), QJIT_OK);
-    L.packed = qt_xmalloc(L.bytes);
-    ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, group, W, QJIT_DTYPE_F32, N, K, L.packed, L.bytes, NULL),
-                     QJIT_OK);
+    layer L = quantize_layer(s, group, W, N, K, NULL);
     free(W);
-
-    /* Decode through unpack and the spec's formula, not through the
-     * dequantizer the reference uses. */
-    int G = group ? group : (int)K, groups = (int)(K / G);
-    size_t qweight = (size_t)(N * K / 2), gparams = (size_t)(N / 16 * groups * 32);
-    uint8_t *Q4 = qt_xmalloc((size_t)(N * K)), *s = qt_xmalloc((size_t)(N * groups)), *a = qt_xmalloc((size_t)(N * groups));
-    qjit__lqq_unpack(N, K, group, L.packed + 64, L.packed + 64 + qweight, Q4, s, a);
-    L.Wd = qt_xmalloc((size_t)(N * K));
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t k = 0; k < K; k++) {
-            int gi = (int)(n * groups + k / G);
-            L.Wd[n * K + k] = (int8_t)(uint8_t)(((Q4[n * K + k] * s[gi] + a[gi]) & 0xFF) ^ 0x80);
-        }
-    L.s0 = qt_xmalloc(sizeof(float) * (size_t)N);
-    memcpy(L.s0, L.packed + 64 + qweight + gparams, sizeof(float) * (size_t)N);   /* little-endian host */
-    free(Q4); free(s); free(a);
     return L;
 }
 
 static void layer_free(layer *L)
 {
     free(L->packed);
-    free(L->Wd);
-    free(L->s0);
+    free(L->op);
+    free(L->S);
+    free(L->scale);
+    free(L->zero);
 }
 
 static void make_xq(qt_rng *r, int64_t M, int64_t K, int8_t *Xq, float *sx)
@@ -376,12 +494,33 @@ static void make_xq(qt_rng *r, int64_t M, int64_t K, int8_t *Xq, float *sx)
         sx[m] = (float)(exp(qt_uniform(r) * 10 - 5) / 127);
 }
 
+/* The naive GEMM, in int64 so nothing overflows unseen: the accumulator
+ * the kernels hold (for w4a8-is, each group's sum times its integer scale)
+ * and the epilogue's integer (minus zw sum_k Xq for w4a8-qoq per channel). */
+static void naive(const layer *L, const int8_t *x, int64_t n, int64_t *acc, int64_t *epi)
+{
+    int64_t K = L->K, sum = 0, rowsum = 0;
+    const int8_t *w = L->op + n * K;
+    for (int64_t gi = 0; gi < L->groups; gi++) {
+        int64_t part = 0;
+        for (int64_t k = gi * L->G; k < (gi + 1) * L->G; k++)
+            part += (int64_t)x[k] * w[k];
+        sum += L->S ? part * L->S[n * L->groups + gi] : part;
+    }
+    for (int64_t k = 0; k < K; k++)
+        rowsum += x[k];
+    *acc = sum;
+    *epi = sum - (int64_t)L->zero[n] * rowsum;
+}
+
 /* Runs the reference on poisoned outputs and checks every element against
- * a naive GEMM: acc bit for bit (computed in int64, so no overflow hides);
- * Y bit for bit against float(acc) * (sx * s0), and within a stated relative
- * bound of the exact double product: three float roundings, so
- * |Y - acc sx s0| <= 3 2^-24 |acc sx s0| (+1e-38 absolute for underflow). */
-static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t *Xq, const float *sx)
+ * the naive GEMM: acc bit for bit as the INT32 the GPU holds (the exact
+ * sum modulo 2^32; `wraps` says whether sums beyond INT32 are expected);
+ * Y bit for bit against float(epilogue integer) * (sx * scale), and when
+ * nothing wrapped within a stated relative bound of the exact double
+ * product: three float roundings, |Y - e sx s| <= 3 2^-24 |e sx s| (+1e-38
+ * absolute for underflow). */
+static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t *Xq, const float *sx, int wraps)
 {
     int64_t N = L->N, K = L->K;
     int32_t *acc = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
@@ -392,26 +531,34 @@ static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t
     qjit_status st = qjit_reference_gemm(NULL, L->packed, L->bytes, M, Xq, sx, acc, Y);
     ck_assert_msg(st == QJIT_OK, "%s: %s", what, qjit_status_name(st));
     double ymax = 0;
+    int wrapped = 0;
     for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++) {
-            int64_t want = 0;
-            for (int64_t k = 0; k < K; k++)
-                want += (int64_t)Xq[m * K + k] * L->Wd[n * K + k];
-            REQUIRE(want >= INT32_MIN && want <= INT32_MAX, "%s: test overflow", what);
-            REQUIRE(acc[m * N + n] == want, "%s: acc[%lld,%lld] = %d, want %lld (seed %llu)", what, (long long)m,
-                    (long long)n, acc[m * N + n], (long long)want, (unsigned long long)qt_seed());
-            float y = Y[m * N + n];
-            float formula = (float)acc[m * N + n] * (sx[m] * L->s0[n]);
-            REQUIRE(bits_of(y) == bits_of(formula), "%s: Y[%lld,%lld] = %a, float(acc) * (sx * s0) = %a", what,
-                    (long long)m, (long long)n, (double)y, (double)formula);
-            double exact = (double)want * sx[m] * L->s0[n];
-            REQUIRE(fabs(y - exact) <= 3 * 0x1p-24 * fabs(exact) + 1e-38, "%s: Y[%lld,%lld] = %a vs %a", what,
-                    (long long)m, (long long)n, (double)y, exact);
-            ymax = fmax(ymax, fabs(exact));
+            int64_t want, epi;
+            naive(L, Xq + m * K, n, &want, &epi);
+            int out_of_range = want < INT32_MIN || want > INT32_MAX || epi < INT32_MIN || epi > INT32_MAX;
+            wrapped |= out_of_range;
+            REQUIRE(wraps || !out_of_range, "%s: sum %lld beyond INT32 in a layer that must not wrap", what,
+                    (long long)want);
+            int32_t want32 = (int32_t)(uint32_t)(uint64_t)want, epi32 = (int32_t)(uint32_t)(uint64_t)epi;
+            REQUIRE(acc[m * N + n] == want32, "%s: acc[%lld,%lld] = %d, want %d (seed %llu)", what, (long long)m,
+                    (long long)n, acc[m * N + n], want32, (unsigned long long)qt_seed());
+            float y = Y[m * N + n], ss = sx[m] * L->scale[n];
+            volatile float formula = (float)epi32 * ss;
+            REQUIRE(bits_of(y) == bits_of(formula), "%s: Y[%lld,%lld] = %a, float(%d) * (sx * s) = %a", what,
+                    (long long)m, (long long)n, (double)y, epi32, (double)formula);
+            if (!out_of_range) {
+                double exact = (double)epi * sx[m] * L->scale[n];
+                REQUIRE(fabs(y - exact) <= 3 * 0x1p-24 * fabs(exact) + 1e-38, "%s: Y[%lld,%lld] = %a vs %a", what,
+                        (long long)m, (long long)n, (double)y, exact);
+                ymax = fmax(ymax, fabs(exact));
+            }
         }
-    ck_assert_msg(ymax > 0, "%s: all outputs zero, the test proves nothing", what);
+    ck_assert_msg(wraps || ymax > 0, "%s: all outputs zero, the test proves nothing", what);
+    ck_assert_msg(wrapped == wraps, "%s: the sums %s INT32, the test meant them %s", what,
+                  wrapped ? "leave" : "stay in", wraps ? "to leave it" : "to stay in it");
 
-    /* The outputs one at a time match the outputs asked for separately. */
+    /* The outputs one at a time match the outputs asked for together. */
     int32_t *acc2 = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
     float *Y2 = qt_xmalloc(sizeof(float) * (size_t)(M * N));
     ck_assert_int_eq(qjit_reference_gemm(NULL, L->packed, L->bytes, M, Xq, sx, acc2, NULL), QJIT_OK);
@@ -419,11 +566,11 @@ static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t
     ck_assert_msg(memcmp(acc, acc2, sizeof(int32_t) * (size_t)(M * N)) == 0, "%s: acc-only run differs", what);
     ck_assert_msg(memcmp(Y, Y2, sizeof(float) * (size_t)(M * N)) == 0, "%s: Y-only run differs", what);
 
-    /* Row by row (M = 1, a single register block row, other threading). */
-    for (int64_t m = 0; m < M; m++) {
-        ck_assert_int_eq(qjit_reference_gemm(NULL, L->packed, L->bytes, 1, Xq + m * K, sx + m, acc2 + m * N, Y2 + m * N),
+    /* Row by row (M = 1: the leftover-token kernel, other threading). */
+    for (int64_t m = 0; m < M; m++)
+        ck_assert_int_eq(qjit_reference_gemm(NULL, L->packed, L->bytes, 1, Xq + m * K, sx + m, acc2 + m * N,
+                                             Y2 + m * N),
                          QJIT_OK);
-    }
     ck_assert_msg(memcmp(acc, acc2, sizeof(int32_t) * (size_t)(M * N)) == 0, "%s: row-by-row acc differs", what);
     ck_assert_msg(memcmp(Y, Y2, sizeof(float) * (size_t)(M * N)) == 0, "%s: row-by-row Y differs", what);
     free(acc); free(Y); free(acc2); free(Y2);
@@ -431,59 +578,138 @@ static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t
 
 START_TEST(gemm_matches_naive)
 {
-    static const struct { int64_t M, N, K; int group; } shapes[] = {
-        {1, 16, 64, 0},      {7, 48, 192, 64},   {33, 80, 320, 64},  {1, 144, 576, 192},
-        {5, 16, 64, 64},     {33, 208, 448, 0},  {64, 272, 1024, 128}, {3, 1040, 128, 64},
-        {9, 16, 8256, 0},    {2, 528, 320, 320},
+    static const struct { int64_t M, N, K; } shapes[] = {
+        {1, 16, 256},   {7, 48, 768},   {33, 80, 512},  {5, 16, 256},   {64, 272, 1024},
+        {3, 1040, 256}, {9, 16, 8192},  {2, 528, 512},  {4, 32, 320},   {6, 16, 192},
     };
-    qt_rng r = qt_rng_make(14);
+    const config c = configs[_i];
+    qt_rng r = qt_rng_make(14 + 100 * (uint64_t)_i);
+    int ran = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         int64_t M = shapes[i].M, K = shapes[i].K;
-        layer L = make_layer(&r, shapes[i].N, K, shapes[i].group);
+        if (c.group && K % c.group)
+            continue;
+        layer L = make_layer(&r, c.scheme, c.group, shapes[i].N, K);
         int8_t *Xq = qt_xmalloc((size_t)(M * K));
         float *sx = qt_xmalloc(sizeof(float) * (size_t)M);
         make_xq(&r, M, K, Xq, sx);
-        char what[96];
-        snprintf(what, sizeof what, "M=%lld N=%lld K=%lld g=%d", (long long)M, (long long)L.N, (long long)K, L.group);
-        check_gemm(what, &L, M, Xq, sx);
+        char what[128];
+        snprintf(what, sizeof what, "%s g=%d M=%lld N=%lld K=%lld", qjit_scheme_name(c.scheme), c.group,
+                 (long long)M, (long long)L.N, (long long)K);
+        check_gemm(what, &L, M, Xq, sx, 0);
         free(Xq); free(sx);
         layer_free(&L);
+        ran++;
     }
+    ck_assert_int_ge(ran, 6);
 }
 END_TEST
 
-/* The largest accumulators there are: Xq = +-127 against weights at +-119..127. */
+/* The largest accumulators each scheme can make: Xq = +-127 against the
+ * largest operands it produces, over K = 64 x 65 (more than one 64-wide
+ * block, a K that is no power of two):
+ *   lqq, qoq groups: weights +-1 with 0.9 at each group start, operands
+ *     up to 127 / 112..119;
+ *   qoq per channel: +-1 rows (Q4 = 15 or 0 with zw = 15: the zero-point
+ *     term is as large as the sum);
+ *   is: alpha 2^8 given, sg = 127/64 so S = 508, the largest with
+ *     1016 x 4160 x S <= 2^31 - 1; Q4 = -7 everywhere: |acc| = 127 x 7 x
+ *     4160 x 508 = 1878705920;
+ *   w8a8: +-1, operands +-127. */
 START_TEST(gemm_extreme_accumulators)
 {
+    const config c = one_per_scheme[_i];
     int64_t M = 6, N = 32, K = 64 * 65;
     float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    qjit_quantize_options o;
+    qjit_quantize_options_init(&o);
     for (int64_t n = 0; n < N; n++)
-        for (int64_t k = 0; k < K; k++)
-            W[n * K + k] = n % 2 ? -1.0f : (k % 64 == 0 ? 0.9f : 1.0f);
-    layer L = {.N = N, .K = K, .group = 64};
-    ck_assert_int_eq(qjit_packed_size(LQQ, 64, N, K, &L.bytes), QJIT_OK);
-    L.packed = qt_xmalloc(L.bytes);
-    ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, 64, W, QJIT_DTYPE_F32, N, K, L.packed, L.bytes, NULL), QJIT_OK);
-    qjit__weights_view v;
-    ck_assert_int_eq(qjit__weights_view_init(NULL, L.packed, L.bytes, 1, &v), QJIT_OK);
-    L.Wd = qt_xmalloc((size_t)(N * K));
-    qjit__lqq_dequantize(&v, L.Wd);
-    L.s0 = qt_xmalloc(sizeof(float) * (size_t)N);
-    memcpy(L.s0, v.payload + v.s0_offset, sizeof(float) * (size_t)N);
+        for (int64_t k = 0; k < K; k++) {
+            float v = n % 2 ? -1.0f : (k % 64 == 0 ? 0.9f : 1.0f);
+            if (c.scheme == IS)
+                v = n % 2 ? -13.890625f : 13.890625f;      /* 7 x 127/64 */
+            W[n * K + k] = v;
+        }
+    if (c.scheme == IS)
+        o.alpha = 256;
+    layer L = quantize_layer(c.scheme, c.group, W, N, K, &o);
+    if (c.scheme == IS) {
+        for (int64_t i = 0; i < N * L.groups; i++)
+            ck_assert_int_eq(L.S[i], 508);
+        ck_assert(1016.0 * (double)K * 508 <= 2147483647.0);
+    }
     int8_t *Xq = qt_xmalloc((size_t)(M * K));
     float sx[6] = {1, 2, 0.5f, 1e-3f, 3, 7};
     for (int64_t m = 0; m < M; m++)
         for (int64_t k = 0; k < K; k++)
             Xq[m * K + k] = (int8_t)(m % 2 ? -127 : 127);
-    check_gemm("extreme", &L, M, Xq, sx);
+    int64_t peak = 0;
+    for (int64_t n = 0; n < N; n++) {
+        int64_t a, e;
+        naive(&L, Xq, n, &a, &e);
+        peak = llabs(a) > peak ? llabs(a) : peak;
+    }
+    /* The construction reaches what the comment says. */
+    const int64_t want_peak[] = {127LL * 127 * 64 * 65, 127LL * 15 * K, 127LL * 127 * 64 * 65, 1878705920LL,
+                                 127LL * 127 * K};
+    ck_assert_msg(peak >= want_peak[_i] * 9 / 10 && peak <= want_peak[_i], "%s: peak %lld", qjit_scheme_name(c.scheme),
+                  (long long)peak);
+    char what[64];
+    snprintf(what, sizeof what, "extreme %s g=%d", qjit_scheme_name(c.scheme), c.group);
+    check_gemm(what, &L, M, Xq, sx, 0);
     free(W); free(Xq);
     layer_free(&L);
 }
 END_TEST
 
-/* End to end on FP16 activations: quantized output close to the float GEMM. */
+/* Beyond INT32: sums of more than 2^31 wrap modulo 2^32 as the GPU's INT32
+ * accumulator does (reference.c adds 65536-wide chunks). w8a8 with +-1
+ * weights (operand 127) and w4a8-lqq per channel with one -113/119 per row
+ * (U8 range [15, 247]: s = 16, a = 15, so 1.0 dequantizes to 255 ^ 0x80 =
+ * 127), over K = 2112 x 64 = 135168: 127 x 127 x K > 2^31. */
+START_TEST(gemm_wraps_like_int32)
+{
+    const config cs[] = {{W8A8, 0}, {LQQ, 0}};
+    const config c = cs[_i];
+    int64_t M = 2, N = 16, K = 2112 * 64;
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++)
+            W[n * K + k] = c.scheme == LQQ && k == 5 ? -113.0f / 119.0f : (n % 3 ? 1.0f : -1.0f);
+    layer L = quantize_layer(c.scheme, c.group, W, N, K, NULL);
+    ck_assert_int_eq(L.op[K + 1], 127);
+    int8_t *Xq = qt_xmalloc((size_t)(M * K));
+    float sx[2] = {1.0f, 0.25f};
+    for (int64_t i = 0; i < M * K; i++)
+        Xq[i] = (int8_t)(i < K ? 127 : -127);
+    check_gemm(c.scheme == LQQ ? "wrap lqq" : "wrap w8a8", &L, M, Xq, sx, 1);
+    free(W); free(Xq);
+    layer_free(&L);
+}
+END_TEST
+
+/* End to end on FP16 activations: the quantized output against the FP32
+ * (here double) GEMM of the unquantized weights, W ~ N(0, 0.02^2),
+ * X ~ N(0, 1), K = 512, as a relative Frobenius error. The expected error
+ * is about one step / sqrt(12) of each operand, relative to its sigma:
+ *   activations: sx = max|x| / 127 ~ 3.1 / 127: 0.007 (all schemes);
+ *   w8a8: sw ~ 3.1 sigma / 127: 0.007; total ~ 0.010, bound 0.02;
+ *   lqq, qoq g=128: a group of 128 spans ~5.2 sigma = ~200 level-1 units
+ *     (s0 ~ 3.1 sigma / 119), s = 14 units = 0.36 sigma: 0.105; bound 0.15;
+ *   lqq g=0: the row spans ~6.2 sigma = ~238 units, s = 16: 0.12; bound 0.18;
+ *   qoq g=0: sw = 6.2 sigma / 15: 0.12; bound 0.18;
+ *   is g=128, alpha 1024: sg = ~2.6 sigma / 7: 0.107, plus S = sg alpha
+ *     ~ 7.6 rounded (up to 6.6%): ~0.115; bound 0.16;
+ *   is g=128, heuristic alpha: the smallest sg ~ 2 sigma / 7 = 0.0057
+ *     gives alpha = 2^8 and S of only 1.5 .. 2.5, rounded by up to a
+ *     third: measured ~0.17; bound 0.25.
+ * The lower bound catches a quantization that was skipped. */
 START_TEST(gemm_end_to_end_accuracy)
 {
+    static const struct { qjit_scheme s; int group; uint32_t alpha; double bound; } cases[] = {
+        {W8A8, 0, 0, 0.02}, {LQQ, 128, 0, 0.15}, {LQQ, 0, 0, 0.18}, {QOQ, 128, 0, 0.15}, {QOQ, 0, 0, 0.18},
+        {IS, 128, 1024, 0.16}, {IS, 128, 0, 0.25},
+    };
     qt_rng r = qt_rng_make(15);
     int64_t M = 8, N = 64, K = 512;
     float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
@@ -492,38 +718,45 @@ START_TEST(gemm_end_to_end_accuracy)
         W[i] = (float)qt_normal(&r) * 0.02f;
     for (int64_t i = 0; i < M * K; i++)
         X[i] = qjit__float_to_half((float)qt_normal(&r));
-    size_t bytes;
-    ck_assert_int_eq(qjit_packed_size(LQQ, 128, N, K, &bytes), QJIT_OK);
-    uint8_t *packed = qt_xmalloc(bytes);
-    ck_assert_int_eq(qjit_quantize_weights(NULL, LQQ, 128, W, QJIT_DTYPE_F32, N, K, packed, bytes, NULL), QJIT_OK);
     int8_t *Xq = qt_xmalloc((size_t)(M * K));
     float sx[8], *Y = qt_xmalloc(sizeof(float) * (size_t)(M * N));
     ck_assert_int_eq(qjit_reference_quantize_activations(NULL, M, K, X, Xq, sx), QJIT_OK);
-    ck_assert_int_eq(qjit_reference_gemm(NULL, packed, bytes, M, Xq, sx, NULL, Y), QJIT_OK);
-    double num = 0, den = 0;
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = 0; n < N; n++) {
-            double y = 0;
-            for (int64_t k = 0; k < K; k++)
-                y += (double)qjit__half_to_float(X[m * K + k]) * W[n * K + k];
-            num += (Y[m * N + n] - y) * (Y[m * N + n] - y);
-            den += y * y;
-        }
-    /* 4 bits over a group's range of about +-3 sigma is a step of about
-     * 0.4 sigma, an error of step / sqrt(12) ~ 0.11 sigma per weight; the
-     * output's relative error is about the same (8-bit activations add ~1%). */
-    double rel = sqrt(num / den);
-    ck_assert_msg(rel < 0.15, "relative Frobenius error %g", rel);
-    ck_assert_msg(rel > 1e-4, "suspiciously exact (%g): is the quantization skipped?", rel);
-    free(W); free(X); free(packed); free(Xq); free(Y);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        qjit_quantize_options o;
+        qjit_quantize_options_init(&o);
+        o.alpha = cases[c].alpha;
+        layer L = quantize_layer(cases[c].s, cases[c].group, W, N, K, &o);
+        for (int64_t i = 0; i < M * N; i++)
+            Y[i] = NAN;
+        ck_assert_int_eq(qjit_reference_gemm(NULL, L.packed, L.bytes, M, Xq, sx, NULL, Y), QJIT_OK);
+        double num = 0, den = 0;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double y = 0;
+                for (int64_t k = 0; k < K; k++)
+                    y += (double)qjit__half_to_float(X[m * K + k]) * W[n * K + k];
+                num += (Y[m * N + n] - y) * (Y[m * N + n] - y);
+                den += y * y;
+            }
+        double rel = sqrt(num / den);
+        printf("accuracy %s g=%d alpha=%u: relative Frobenius error %.4f (bound %.2f)\n", qjit_scheme_name(cases[c].s),
+               cases[c].group, cases[c].alpha, rel, cases[c].bound);
+        ck_assert_msg(rel < cases[c].bound, "%s g=%d alpha=%u: relative Frobenius error %g > %g",
+                      qjit_scheme_name(cases[c].s), cases[c].group, cases[c].alpha, rel, cases[c].bound);
+        ck_assert_msg(rel > 1e-3, "%s: suspiciously exact (%g): is the quantization skipped?",
+                      qjit_scheme_name(cases[c].s), rel);
+        layer_free(&L);
+    }
+    free(W); free(X); free(Xq); free(Y);
 }
 END_TEST
 
 START_TEST(gemm_bad_arguments)
 {
+    const config c = one_per_scheme[_i];
     qjit_context *ctx = qt_bare_context();
-    qt_rng r = qt_rng_make(16);
-    layer L = make_layer(&r, 32, 128, 64);
+    qt_rng r = qt_rng_make(16 + (uint64_t)_i);
+    layer L = make_layer(&r, c.scheme, c.group, 32, 128);
     int8_t Xq[2 * 128];
     float sx[2];
     make_xq(&r, 2, 128, Xq, sx);
@@ -538,9 +771,15 @@ START_TEST(gemm_bad_arguments)
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, 2, Xq, NULL, acc, Y), QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, 10, 2, Xq, sx, acc, Y), QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes - 1, 2, Xq, sx, acc, Y), QJIT_CORRUPT_WEIGHTS);
-    L.packed[64 + (qt_next(&r) % (L.bytes - 64))] ^= 0x10;
+    ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, 300, 2, Xq, sx, acc, Y), QJIT_CORRUPT_WEIGHTS);
+    /* An absurd M for the layer: its M x N outputs cannot be addressed. */
+    ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, INT64_MAX / 8, Xq, sx, acc, Y), QJIT_OVERFLOW);
+    uint32_t header = le32(L.packed + 44);
+    L.packed[header + (qt_next(&r) % (L.bytes - header))] ^= 0x10;
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, 2, Xq, sx, acc, Y), QJIT_CORRUPT_WEIGHTS);
     ck_assert(strstr(ctx->last_error, "checksum") != NULL);
+    /* Nothing asked for: still verified. */
+    ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, 2, Xq, sx, NULL, NULL), QJIT_CORRUPT_WEIGHTS);
     for (size_t i = 0; i < 64; i++) {
         ck_assert_uint_eq((uint32_t)acc[i], 0x5A5A5A5Au);
         ck_assert_uint_eq(bits_of(Y[i]), 0x5A5A5A5Au);
@@ -549,25 +788,111 @@ START_TEST(gemm_bad_arguments)
 }
 END_TEST
 
+/* An allocator that fails after `budget` allocations, counts live blocks
+ * and checks every free is given the size that was allocated. */
+typedef struct fault_alloc {
+    long budget;                 /* < 0: unlimited */
+    long live, size_mismatches;
+} fault_alloc;
+
+static void *fault_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    fault_alloc *fa = ud;
+    size_t *old = ptr ? (size_t *)ptr - 2 : NULL;
+    if (old && old[0] != old_size)
+        fa->size_mismatches++;
+    if (new_size == 0) {
+        if (old) {
+            fa->live--;
+            free(old);
+        }
+        return NULL;
+    }
+    if (fa->budget == 0)
+        return NULL;
+    if (fa->budget > 0)
+        fa->budget--;
+    size_t *b = malloc(new_size + 2 * sizeof(size_t));
+    if (!b)
+        return NULL;
+    b[0] = new_size;
+    if (old) {
+        memcpy(b + 2, old + 2, old_size < new_size ? old_size : new_size);
+        free(old);
+    } else {
+        fa->live++;
+    }
+    return b + 2;
+}
+
+/* Every allocation of the reference GEMM failing in turn: it reports
+ * QJIT_OUT_OF_MEMORY with the outputs untouched, or (when only a helper
+ * thread's buffers are missing) computes the same result with fewer
+ * threads; it never leaks. */
+START_TEST(gemm_allocation_failures)
+{
+    const config c = one_per_scheme[_i];
+    qt_rng r = qt_rng_make(18 + (uint64_t)_i);
+    qjit_context *ctx = qt_bare_context();
+    fault_alloc fa = {-1, 0, 0};
+    ctx->host_realloc = fault_realloc;
+    ctx->host_ud = &fa;
+    int64_t M = 5, N = 256, K = 256;
+    layer L = make_layer(&r, c.scheme, c.group, N, K);
+    int8_t *Xq = qt_xmalloc((size_t)(M * K));
+    float sx[5];
+    make_xq(&r, M, K, Xq, sx);
+    int32_t *want = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N)), *acc = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
+    float *Yw = qt_xmalloc(sizeof(float) * (size_t)(M * N)), *Y = qt_xmalloc(sizeof(float) * (size_t)(M * N));
+    ck_assert_int_eq(qjit_reference_gemm(NULL, L.packed, L.bytes, M, Xq, sx, want, Yw), QJIT_OK);
+    int saw_oom = 0, saw_ok = 0;
+    for (long budget = 0; budget < 12; budget++) {
+        fa.budget = budget;
+        memset(acc, 0x5A, sizeof(int32_t) * (size_t)(M * N));
+        memset(Y, 0x5A, sizeof(float) * (size_t)(M * N));
+        qjit_status st = qjit_reference_gemm(ctx, L.packed, L.bytes, M, Xq, sx, acc, Y);
+        ck_assert_msg(st == QJIT_OK || st == QJIT_OUT_OF_MEMORY, "budget %ld: %s", budget, qjit_status_name(st));
+        if (st == QJIT_OK) {
+            ck_assert(memcmp(acc, want, sizeof(int32_t) * (size_t)(M * N)) == 0);
+            ck_assert(memcmp(Y, Yw, sizeof(float) * (size_t)(M * N)) == 0);
+            saw_ok = 1;
+        } else {
+            for (int64_t i = 0; i < M * N; i++)
+                REQUIRE((uint32_t)acc[i] == 0x5A5A5A5Au && bits_of(Y[i]) == 0x5A5A5A5Au,
+                        "budget %ld: output %lld written after a failure", budget, (long long)i);
+            ck_assert(strstr(ctx->last_error, "memory") != NULL);
+            saw_oom = 1;
+        }
+        ck_assert_msg(fa.live == 0, "budget %ld: %ld blocks leaked", budget, fa.live);
+        ck_assert_int_eq(fa.size_mismatches, 0);
+    }
+    ck_assert(saw_oom && saw_ok);
+    free(Xq); free(want); free(acc); free(Yw); free(Y);
+    layer_free(&L);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("reference");
-    struct { const char *name; const TTest *test; } tests[] = {
-        {"half_to_float", half_to_float_all},
-        {"float_to_half", float_to_half_rounding},
-        {"activations", activations_quantize},
-        {"activations_all_fp16", activations_all_fp16_values},
-        {"activations_rounding", activations_round_half_away},
-        {"activations_bad", activations_bad_input},
-        {"gemm", gemm_matches_naive},
-        {"gemm_extreme", gemm_extreme_accumulators},
-        {"gemm_accuracy", gemm_end_to_end_accuracy},
-        {"gemm_bad", gemm_bad_arguments},
+    struct { const char *name; const TTest *test; int loops; } tests[] = {
+        {"half_to_float", half_to_float_all, 1},
+        {"float_to_half", float_to_half_rounding, 1},
+        {"activations", activations_quantize, 1},
+        {"activations_all_fp16", activations_all_fp16_values, 1},
+        {"activations_rounding", activations_round_half_away, 1},
+        {"activations_bad", activations_bad_input, 1},
+        {"gemm", gemm_matches_naive, NCONFIGS},
+        {"gemm_extreme", gemm_extreme_accumulators, NONE_PER_SCHEME},
+        {"gemm_wraps", gemm_wraps_like_int32, 2},
+        {"gemm_accuracy", gemm_end_to_end_accuracy, 1},
+        {"gemm_bad", gemm_bad_arguments, NONE_PER_SCHEME},
+        {"gemm_allocation_failures", gemm_allocation_failures, NONE_PER_SCHEME},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);
         tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, tests[i].test);
+        tcase_add_loop_test(tc, tests[i].test, 0, tests[i].loops);
         qt_add(s, tc, 0);
     }
     return s;

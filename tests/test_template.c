@@ -751,41 +751,114 @@ END_TEST
  * Results, sandbox, engine
  *------------------------------------------------------------------------*/
 
-START_TEST(table_results_sorted)
+/* A typed reader: fields read with their types and ranges, nested records
+ * and arrays, optional fields; every mismatch names the table and field. */
+typedef struct typed {
+    long long big, neg, f3, dflt;
+    char alpha[8];
+    const char *empty;
+    long long elems[4];
+    int nelems, has_no, has_zeta;
+    int mode;                    /* which failure to provoke (0: none) */
+} typed;
+
+static qjit_status read_typed(qjit__rec *r, void *ud)
+{
+    typed *x = ud;
+    qjit__rec list, e;
+    qjit_status st;
+    switch (x->mode) {
+    case 1: return qjit__rec_int(r, "alpha", 0, 10, &x->big);            /* a string, not an integer */
+    case 2: return qjit__rec_int(r, "mid", 0, 10, &x->big);              /* 2.5 */
+    case 3: return qjit__rec_int(r, "big", 0, 1000, &x->big);            /* out of range */
+    case 4: return qjit__rec_str(r, "absent", &x->empty, NULL);          /* missing */
+    case 5: return qjit__rec_strcpy(r, "long", x->alpha, sizeof x->alpha);
+    case 6: return qjit__rec_table(r, "alpha", &list);                   /* not a table */
+    case 7: return qjit__rec_fail(r, "a reason %d", 42);
+    case 8: return qjit__rec_str(r, "nul", &x->empty, NULL);
+    default: break;
+    }
+    if ((st = qjit__rec_int(r, "big", 0, 1LL << 50, &x->big)) || (st = qjit__rec_int(r, "neg", -10, 0, &x->neg)) ||
+        (st = qjit__rec_int(r, "f3", 0, 5, &x->f3)) || (st = qjit__rec_int_or(r, "absent", 0, 9, 7, &x->dflt)) ||
+        (st = qjit__rec_strcpy(r, "alpha", x->alpha, sizeof x->alpha)) || (st = qjit__rec_str(r, "e", &x->empty, NULL)))
+        return st;
+    x->has_no = qjit__rec_has(r, "no");
+    x->has_zeta = qjit__rec_has(r, "zeta");
+    if ((st = qjit__rec_table(r, "list", &list)))
+        return st;
+    x->nelems = (int)qjit__rec_len(&list);
+    for (int i = 1; i <= x->nelems && i <= 4 && !st; i++) {
+        if (!(st = qjit__rec_elem(&list, i, &e))) {
+            st = qjit__rec_int(&e, "v", 0, 100, &x->elems[i - 1]);
+            qjit__rec_close(&e);
+        }
+    }
+    qjit__rec_close(&list);
+    return st;
+}
+
+static qjit_status read_w(qjit__rec *r, void *ud)
+{
+    typed *x = ud;
+    const char *s;
+    qjit_status st = qjit__rec_int(r, "i", 0, 100, &x->big);
+    if (st || (st = qjit__rec_strcpy(r, "t", x->alpha, sizeof x->alpha)) || (st = qjit__rec_str(r, "s", &s, NULL)))
+        return st;
+    return strcmp(s, "txt") ? qjit__rec_fail(r, "s = %s", s) : QJIT_OK;
+}
+
+START_TEST(typed_results)
 {
     const char *dir = fresh_dir();
     put(dir, "v.lua",
         "return {\n"
-        "  info = function() return {zeta = 1, alpha = 'x', mid = 2.5, flag = true,\n"
-        "                            big = 1 << 40, f3 = 3.0, neg = -7, no = false, e = ''} end,\n"
-        "  empty = function() return {} end,\n"
-        "  nested = function() return {a = {1}} end,\n"
+        "  info = function() return {alpha = 'x', mid = 2.5, flag = true, big = 1 << 40, f3 = 3.0, neg = -7,\n"
+        "                            no = false, e = '', long = 'abcdefghij', nul = 'a\\0b',\n"
+        "                            list = {{v = 1}, {v = 2}, {v = 3}}} end,\n"
+        "  text = function() return 'plain' end,\n"
         "  number = function() return 5 end,\n"
-        "  numkey = function() return {[1] = 'x'} end,\n"
         "}\n");
     fixture f = open_vm(dir);
-    ck_assert_int_eq(call(&f, "v.lua", "info", 0, NULL), QJIT_OK);
-    ck_assert_ptr_null(f.r.text);
-    static const char *const names[] = {"alpha", "big", "e", "f3", "flag",
-                                        "mid", "neg", "no", "zeta"};
-    static const char *const values[] = {"x", "1099511627776", "", "3", "true",
-                                         "2.5", "-7", "false", "1"};
-    ck_assert_uint_eq(f.r.nfields, 9);
-    for (size_t i = 0; i < 9; i++) {
-        ck_assert_str_eq(f.r.fields[i], names[i]);
-        ck_assert_str_eq(f.r.values[i], values[i]);
-        ck_assert_str_eq(qjit__lua_result_get(&f.r, names[i]), values[i]);
+    typed x;
+    memset(&x, 0, sizeof x);
+    qjit_status st = qjit__lua_invoke(f.L, "v.lua", "info", NULL, 0, read_typed, &x, NULL);
+    ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(f.ctx));
+    ck_assert_int_eq(x.big, 1LL << 40);
+    ck_assert_int_eq(x.neg, -7);
+    ck_assert_int_eq(x.f3, 3);                 /* an integral float is an integer */
+    ck_assert_int_eq(x.dflt, 7);
+    ck_assert_str_eq(x.alpha, "x");
+    ck_assert_int_eq(x.has_no, 1);             /* false is present */
+    ck_assert_int_eq(x.has_zeta, 0);
+    ck_assert_int_eq(x.nelems, 3);
+    ck_assert_int_eq(x.elems[0] + 10 * x.elems[1] + 100 * x.elems[2], 321);
+    static const struct { const char *words; } fails[] = {
+        {""}, {"field 'alpha' is a string, not an integer"}, {"field 'mid' is a number, not an integer"},
+        {"field 'big' = 1099511627776 is outside [0, 1000]"}, {"field 'absent' is a nil, not a string"},
+        {"field 'long' is 10 bytes long; at most 7 fit"}, {"field 'alpha' is a string, not a table"},
+        {"a reason 42"}, {"field 'nul' holds a NUL byte"},
+    };
+    for (int mode = 1; mode < (int)(sizeof fails / sizeof fails[0]); mode++) {
+        x.mode = mode;
+        ck_assert_int_eq(qjit__lua_invoke(f.L, "v.lua", "info", NULL, 0, read_typed, &x, NULL), QJIT_TEMPLATE);
+        ck_assert_msg(strstr(qjit_last_error(f.ctx), fails[mode].words) != NULL, "mode %d: '%s' lacks '%s'", mode,
+                      qjit_last_error(f.ctx), fails[mode].words);
+        ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "v.lua info()"));
     }
-    ck_assert_ptr_null(qjit__lua_result_get(&f.r, "absent"));
-    ck_assert_ptr_null(qjit__lua_result_get(&f.r, "a"));
-    ck_assert_ptr_null(qjit__lua_result_get(&f.r, "zz"));
-    ck_assert_int_eq(call(&f, "v.lua", "empty", 0, NULL), QJIT_OK);
-    ck_assert_uint_eq(f.r.nfields, 0);
-    ck_assert_ptr_null(qjit__lua_result_get(&f.r, "alpha"));
-    ck_assert_int_eq(call(&f, "v.lua", "nested", 0, NULL), QJIT_TEMPLATE);
-    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "'a'"));
+    /* A typed call wants a table, a text call a string. */
+    x.mode = 0;
+    ck_assert_int_eq(qjit__lua_invoke(f.L, "v.lua", "text", NULL, 0, read_typed, &x, NULL), QJIT_TEMPLATE);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "expected a table"));
+    ck_assert_int_eq(call(&f, "v.lua", "info", 0, NULL), QJIT_TEMPLATE);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "expected a string"));
     ck_assert_int_eq(call(&f, "v.lua", "number", 0, NULL), QJIT_TEMPLATE);
-    ck_assert_int_eq(call(&f, "v.lua", "numkey", 0, NULL), QJIT_TEMPLATE);
+    /* Typed arguments arrive as Lua integers and strings. */
+    put(dir, "w.lua", "return {f = function(s, i) return {t = math.type(i), s = s, i = i + 1} end}\n");
+    const qjit__lua_arg args[2] = {QJIT__ARG_STR("txt"), QJIT__ARG_INT(41)};
+    x.mode = 0;
+    ck_assert_int_eq(qjit__lua_invoke(f.L, "w.lua", "f", args, 2, read_w, &x, NULL), QJIT_OK);
+    ck_assert_int_eq(x.big, 42);
+    ck_assert_str_eq(x.alpha, "integer");
     close_vm(&f);
 }
 END_TEST
@@ -847,7 +920,6 @@ START_TEST(bad_arguments)
     ck_assert_int_eq(qjit__lua_call(f.L, "m.lua", NULL, 0, NULL, &f.r), QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit__lua_call(f.L, "m.lua", "go", 1, NULL, &f.r), QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit__lua_call(NULL, "m.lua", "go", 0, NULL, &f.r), QJIT_INVALID_ARGUMENT);
-    ck_assert_ptr_null(qjit__lua_result_get(NULL, "x"));
     qjit__lua_result_release(f.L, NULL);
     close_vm(&f);
 }
@@ -893,6 +965,8 @@ START_TEST(vm_uses_context_allocator)
 }
 END_TEST
 
+static qjit_status read_a(qjit__rec *r, void *ud) { return qjit__rec_strcpy(r, "a", ud, 8); }
+
 /* Every growing allocation fails in turn: each failure is reported (never a
  * crash or abort), and nothing leaks. */
 START_TEST(allocation_failures_reported)
@@ -901,7 +975,7 @@ START_TEST(allocation_failures_reported)
     put_alloc_fixture(dir);
     counting c;
     qjit_context *ctx = make_ctx(&c);
-    const char *args[] = {"v"};
+    const qjit__lua_arg args[] = {QJIT__ARG_STR("v")};
     int done = 0, oom_seen = 0;
     for (long n = 0; n < 200000 && !done; n += 1 + n / 64) {
         memset(&c, 0, sizeof c);
@@ -914,9 +988,10 @@ START_TEST(allocation_failures_reported)
             if (st == QJIT_OK) {
                 ck_assert_ptr_nonnull(strstr(r.text, "acc[20] = 40;\n"));
                 qjit__lua_result_release(L, &r);
-                st = qjit__lua_call(L, "main.lua", "info", 1, args, &r);
+                char a[8] = "";
+                st = qjit__lua_invoke(L, "main.lua", "info", args, 1, read_a, a, NULL);
                 if (st == QJIT_OK) {
-                    ck_assert_str_eq(qjit__lua_result_get(&r, "a"), "v");
+                    ck_assert_str_eq(a, "v");
                     done = 1;
                 }
             }
@@ -969,7 +1044,7 @@ Suite *qjit_test_suite(void)
         {"files", files_recorded_once_with_hashes},
         {"edit", edited_file_seen_by_next_call},
         {"file_sha256", file_sha256},
-        {"table_results", table_results_sorted},
+        {"table_results", typed_results},
         {"sandbox", sandbox},
         {"engine_hash", engine_hash},
         {"bad_arguments", bad_arguments},

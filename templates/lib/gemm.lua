@@ -22,13 +22,15 @@ end
 -- bits and w_vecs (16-byte vectors per lane per 16 x 64 weight block),
 -- gparams_tiled (group parameters travel with each K tile) and
 -- gparams_channel (one word per row pair, read once), fold (per-group INT32
--- rescale), rowsum (the epilogue reads token row sums).
+-- rescale), rowsum (the epilogue reads token row sums), a_is_loaded (the
+-- MMA's A registers are the loaded words, not values computed from them).
 function G.scheme_facts(p, L, g)
   p.bits, p.w_vecs = L.bits, L.bits // 4
   p.gparams_tiled = (L.gparams and g > 0) and 1 or 0
   p.gparams_channel = (L.gparams and g == 0) and 1 or 0
   p.fold = L.fold and 1 or 0
   p.rowsum = L.rowsum and 1 or 0
+  p.a_is_loaded = L.a_is_loaded and 1 or 0
   return p
 end
 
@@ -51,14 +53,17 @@ function G.slots(p, L)
   add("M", "int", "m")
   add("N", "int", "n")
   add("K", "int", "k")
-  add("partials", "int *__restrict__", "ws", "partials")
-  add("counters", "unsigned *__restrict__", "ws", "counters")
+  if p.split > 1 and p.cluster == 1 then
+    -- Split-K through the workspace: INT32 partials and arrival counters.
+    add("partials", "int *__restrict__", "ws", "partials")
+    add("counters", "unsigned *__restrict__", "ws", "counters")
+  end
   if p.tma == 1 then
     -- TMA pipelines: tensor maps of Xq (per call), the packed weights and
     -- the group parameters (per layer and tile), built by the runtime.
     add("xmap", "const __grid_constant__ qjit_tmap", "map", "xq")
     add("wmap", "const __grid_constant__ qjit_tmap", "map", "qweight")
-    add("gmap", "const __grid_constant__ qjit_tmap", "map", "gparams")
+    if p.gparams_tiled == 1 then add("gmap", "const __grid_constant__ qjit_tmap", "map", "gparams") end
   end
   if fused then
     add("X", "const uint4 *__restrict__", "x")
@@ -66,6 +71,29 @@ function G.slots(p, L)
     add("epoch", "unsigned long long", "epoch")
   end
   return s
+end
+
+-- The workspace sections a GEMM's call uses, in order, each sized
+-- fixed + per_m * M + per_mtile * ceil(M / tile_m) bytes (the runtime lays
+-- them out 256-byte aligned): the tokens quantized (Xq, first, then their
+-- scales sx and, for zero-point epilogues, row sums), the quantizer flags
+-- of a fused GEMM, and split-K's arrival counters and INT32 partials.
+function G.workspace(p, L, N, K)
+  local ws = { { name = "xq", per_m = K }, { name = "sx", per_m = 4 } }
+  if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4 } end
+  if p.fused == 1 then ws[#ws + 1] = { name = "flags", fixed = G.FUSED_QUANTIZERS * 8 } end
+  if p.split > 1 and p.cluster == 1 then
+    local tiles_n = (N + p.tile_n - 1) // p.tile_n
+    ws[#ws + 1] = { name = "counters", per_mtile = tiles_n * 4 }
+    ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 }
+  end
+  return ws
+end
+
+-- The grid of a GEMM launch: x along N, y along M, z the split-K slices;
+-- each dimension ceil((base + per_m * M) / div).
+function G.grid(p, N)
+  return { { base = N, div = p.tile_n }, { per_m = 1, div = p.tile_m }, { base = p.split } }
 end
 
 -- The kernel's parameter list, as C.

@@ -8,14 +8,14 @@
  * load_stage<LOAD_W, LOAD_X>(stage, kt, tid, STAGE_PTRS, ...) loads the packed weights and
  * group parameters (LOAD_W) and the activation tile (LOAD_X) -- apart, so
  * weights can be fetched before the activations exist. */
-//% if p.gparams_tiled then
+//% if p.gparams_tiled == 1 then
 #define STAGE_PTRS qweight, gparams, Xq   /* the pointers load_stage reads */
 //% else
 #define STAGE_PTRS qweight, Xq
 //% end
 template <bool LOAD_W, bool LOAD_X>
 static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, const uint4 *__restrict__ qweight,
-//% if p.gparams_tiled then
+//% if p.gparams_tiled == 1 then
     const u32 *__restrict__ gparams,
 //% end
     const signed char *__restrict__ Xq, int n_cta, int m_cta, int M, int N, int K)
@@ -36,7 +36,7 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, co
             cp_async16(stage + W_OFF + c * 16, src, ok);
         }
     }
-//% if p.gparams_tiled then
+//% if p.gparams_tiled == 1 then
     /* Group parameters: NG entries of 32 bytes per 16-row block. */
     const int groups_per_row = K / GROUP, g0 = kt * BK / GROUP;
 #pragma unroll

@@ -3,7 +3,7 @@
  * 16w..16w+15) x B(32 x {{ nt }}, INT8, shared memory through a descriptor), plus
  * the fences the asynchronous MMA needs. D's per-warp layout is that of
  * {{ nt // 8 }} m16n8 accumulator fragments side by side. SCALE_D = 0 overwrites D
- * (D = A * B) instead of adding to it. */
+ * (D = A * B) instead of adding to it; the _sd form takes it at run time. */
 //% local nd = nt // 2
 static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -33,4 +33,23 @@ static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32(int (&d)[{{ nd }
                  {{ i == 0 and ": " or "  " }}{{ table.concat(outs, ", ") }}{{ i + 8 < nd and "," or "" }}
 //% end
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(SCALE_D));
+}
+
+static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32_sd(int (&d)[{{ nd }}], const u32 (&a)[4], u64 desc, int scale_d)
+{
+    asm volatile("{ .reg .pred p;\n"
+                 "setp.ne.b32 p, %{{ nd + 5 }}, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n{{ nt }}k32.s32.s8.s8 "
+//% for i = 0, nd - 1, 16 do
+//%   local regs = {}
+//%   for r = i, math.min(nd - 1, i + 15) do regs[#regs + 1] = "%" .. r end
+                 "{{ i == 0 and "{ " or "" }}{{ table.concat(regs, ", ") }}{{ i + 16 >= nd and " }, " or ", " }}"
+//% end
+                 "{ %{{ nd }}, %{{ nd + 1 }}, %{{ nd + 2 }}, %{{ nd + 3 }} }, %{{ nd + 4 }}, p;\n }\n"
+//% for i = 0, nd - 1, 8 do
+//%   local outs = {}
+//%   for r = i, math.min(nd - 1, i + 7) do outs[#outs + 1] = '"+r"(d[' .. r .. '])' end
+                 {{ i == 0 and ": " or "  " }}{{ table.concat(outs, ", ") }}{{ i + 8 < nd and "," or "" }}
+//% end
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
 }

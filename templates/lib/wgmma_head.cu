@@ -24,6 +24,16 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
+//% if p.fold == 1 then
+    /* The current group's sums (the wgmmas' accumulators), added to acc times
+     * the group's integer scales at its end (or the slice's). */
+    int part[MI][NT / 2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            part[i][j] = 0;
+//% end
 
 //% if p.gparams_channel == 1 then
     /* Per-channel: one group per row, its parameters read once. */

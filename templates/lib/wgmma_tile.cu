@@ -22,6 +22,12 @@
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {
             u32 a[MI][2][4];
+//% if p.fold == 1 then
+            wparams prs[MI];
+            const int k_step = (kt_begin + kt) * BK + kb * 64;
+            /* A group's first step overwrites the sums the last fold took. */
+            const int fresh = k_step % GROUP == 0 || (kt == 0 && kb == 0);
+//% end
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
 //% if p.gparams_tiled == 1 then
@@ -32,14 +38,33 @@
                 const wparams pr = {};
 //% end
                 dequant(w[i], pr, a[i]);
+//% if p.fold == 1 then
+                prs[i] = pr;
+//% end
             }
             wgmma_fence();
+//% if p.fold == 1 then
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+                wgmma_s8_m64n{{ p.nt }}k32_sd(part[i], a[i][0], x_desc(xtile + kb * 64), !fresh);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+                wgmma_s8_m64n{{ p.nt }}k32(part[i], a[i][1], x_desc(xtile + kb * 64 + 32));
+//% else
 #pragma unroll
             for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
                 for (int i = 0; i < MI; ++i)
                     wgmma_s8_m64n{{ p.nt }}k32(acc[i], a[i][kk], x_desc(xtile + kb * 64 + kk * 32));
+//% end
             wgmma_commit();
+//% if p.a_is_loaded == 1 then
+            /* The A registers are the loaded words themselves: the previous
+             * step's MMAs, which read the registers this step's loads reuse,
+             * must be done first (PTX leaves writing a wgmma's A registers
+             * before its wait_group undefined). */
+            wgmma_wait<1>();
+//% end
             if (kb + 1 < BK / 64) {
 #pragma unroll
                 for (int i = 0; i < MI; ++i) {
@@ -53,9 +78,26 @@
 //% end
                 }
             }
+//% if p.fold == 1 then
+            if ((k_step + 64) % GROUP == 0 || (kt == ktiles - 1 && kb == BK / 64 - 1)) {
+                /* A group ends here, or the slice does: every MMA of it done,
+                 * acc += part * S (the fences keep the reads after the wait). */
+                wgmma_wait<0>();
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+#pragma unroll
+                    for (int j = 0; j < NT / 2; ++j) {
+                        reg_fence(part[i][j]);
+                        acc[i][j] += part[i][j] * fold_scale(prs[i], (j >> 1) & 1);
+                    }
+            } else {
+                wgmma_wait<1>();
+            }
+//% elseif p.a_is_loaded == 0 then
             /* The previous step's MMAs are done: its A registers may be
              * reused and, at the next barrier, the previous tile's slot. */
             wgmma_wait<1>();
+//% end
 //% if p.tma == 1 then
             /* After the first step's wait the previous tile's MMAs and
              * loads are all done: this warp releases its slot. */

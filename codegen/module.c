@@ -20,23 +20,6 @@ static qjit__kernel *find(qjit__module_table *t, const char *canon)
     return NULL;
 }
 
-static qjit_status add(qjit_context *ctx, qjit__kernel *k)
-{
-    if (!ctx->modules && !(ctx->modules = qjit__calloc(ctx, sizeof *ctx->modules)))
-        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
-    qjit__module_table *t = ctx->modules;
-    if (t->count == t->capacity) {
-        size_t cap = t->capacity ? 2 * t->capacity : 16;
-        qjit__kernel **items = qjit__realloc(ctx, t->items, t->capacity * sizeof *items, cap * sizeof *items);
-        if (!items)
-            return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
-        t->items = items;
-        t->capacity = cap;
-    }
-    t->items[t->count++] = k;
-    return QJIT_OK;
-}
-
 static void kernel_free(qjit_context *ctx, qjit__kernel *k)
 {
     if (!k)
@@ -47,7 +30,8 @@ static void kernel_free(qjit_context *ctx, qjit__kernel *k)
     qjit__free(ctx, k, sizeof *k);
 }
 
-void qjit__modules_destroy(qjit_context *ctx)
+/* Releases the table and every kernel in it (the context's modules_release). */
+static void modules_destroy(qjit_context *ctx)
 {
     qjit__module_table *t = ctx->modules;
     if (!t)
@@ -61,40 +45,26 @@ void qjit__modules_destroy(qjit_context *ctx)
     ctx->modules = NULL;
 }
 
-static qjit_status read_meta(qjit_context *ctx, const char *meta, qjit__kernel *k)
+static qjit_status add(qjit_context *ctx, qjit__kernel *k)
 {
-    struct { const char *name; int *dst; } ints[] = {
-        {"threads", &k->threads}, {"smem", &k->smem}, {"tile_m", &k->tile_m}, {"tile_n", &k->tile_n},
-        {"tile_k", &k->tile_k}, {"k_step", &k->k_step}, {"n_unit", &k->n_unit}, {"group", &k->group}};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        long long v;
-        if (!qjit__meta_int(meta, ints[i].name, &v) || v < 0 || v > (1 << 30))
-            return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: launch fact '%s' missing or invalid", k->key,
-                               ints[i].name);
-        *ints[i].dst = (int)v;
+    if (!ctx->modules) {
+        if (!(ctx->modules = qjit__calloc(ctx, sizeof *ctx->modules)))
+            return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+        ctx->modules_release = modules_destroy;
     }
-    if (!qjit__meta_str(meta, "name", k->name, sizeof k->name) ||
-        !qjit__meta_str(meta, "kind", k->kind, sizeof k->kind) ||
-        !qjit__meta_str(meta, "epi", k->epi, sizeof k->epi))
-        return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: name, kind or epi missing from its facts", k->key);
-    long long pdl = 0;
-    k->pdl = qjit__meta_int(meta, "pdl", &pdl) && pdl == 1;
-    long long tma = 0;
-    k->tma = qjit__meta_int(meta, "tma", &tma) && tma == 1;
-    long long fused = 0;
-    k->fused = qjit__meta_int(meta, "fused", &fused) && fused == 1;
-    long long cluster = 1;
-    if (!qjit__meta_int(meta, "cluster", &cluster))
-        cluster = 1;
-    if (cluster < 1 || cluster > 8)
-        return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: cluster of %lld CTAs (1..8)", k->key, cluster);
-    k->cluster = (int)cluster;
-    if (k->tma && k->fused)
-        return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: claims both tensor maps and fused quantization", k->key);
-    if (k->threads < 32 || k->threads > 1024)
-        return qjit__error(ctx, QJIT_TEMPLATE, "kernel %s: %d threads per block", k->key, k->threads);
+    qjit__module_table *t = ctx->modules;
+    if (t->count == t->capacity) {
+        size_t cap = t->capacity ? 2 * t->capacity : 16;
+        qjit__kernel **items = qjit__realloc(ctx, t->items, t->capacity * sizeof *items, cap * sizeof *items);
+        if (!items)
+            return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+        t->items = items;
+        t->capacity = cap;
+    }
+    t->items[t->count++] = k;
     return QJIT_OK;
 }
+
 
 /* A cubin for sm_XY runs on devices X.Z with Z >= Y; sm_XYa only on X.Y. */
 qjit_status qjit__check_device(qjit_context *ctx, const char *canon, const char *arch, int cc_major,
@@ -122,52 +92,51 @@ qjit_status qjit__check_device(qjit_context *ctx, const char *canon, const char 
 
 static qjit_status load(qjit_context *ctx, const char *canon, qjit__kernel **out)
 {
-    qjit__cache_entry e;
     qjit_compile_info info;
-    qjit_status st = qjit__build_locked(ctx, canon, NULL, &info, &e);
-    if (st)
-        return st;
+    void *cubin = NULL;
+    size_t cubin_bytes = 0;
     qjit__kernel *k = qjit__calloc(ctx, sizeof *k);
     if (!k || !(k->key = qjit__strdup(ctx, canon))) {
         qjit__free(ctx, k, sizeof *k);
-        qjit__cache_entry_release(ctx, &e);
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
     }
-    memcpy(k->entry, info.entry, sizeof k->entry);
-    memcpy(k->arch, ctx->arch, sizeof k->arch);
-    qjit__key_arch(canon, k->arch);
-    const qjit__driver *d = &ctx->driver;
-    CUresult r;
-    if ((st = read_meta(ctx, e.meta, k)) || (st = qjit__check_device(ctx, canon, k->arch, d->cc_major, d->cc_minor, d->name)))
+    qjit_status st = qjit__build_locked(ctx, canon, NULL, &info, &k->facts, &cubin, &cubin_bytes);
+    if (st)
         goto fail;
-    if ((size_t)k->smem > d->max_smem_optin) {
+    memcpy(k->entry, info.entry, sizeof k->entry);
+    const qjit__driver *d = &ctx->driver;
+    const qjit__kernel_facts *f = &k->facts;
+    CUresult r;
+    if ((st = qjit__check_device(ctx, canon, f->arch, d->cc_major, d->cc_minor, d->name)))
+        goto fail;
+    if ((size_t)f->smem > d->max_smem_optin) {
         st = qjit__error(ctx, QJIT_DEVICE_TOO_OLD, "variant %s needs %d bytes of shared memory per block; device "
-                         "%s allows %zu", canon, k->smem, d->name, d->max_smem_optin);
+                         "%s allows %zu", canon, f->smem, d->name, d->max_smem_optin);
         goto fail;
     }
-    if ((r = d->ModuleLoadData(&k->module, e.payload)) != CUDA_SUCCESS) {
+    if ((r = d->ModuleLoadData(&k->module, cubin)) != CUDA_SUCCESS) {
         st = qjit__cuda_error(ctx, d, r, "cuModuleLoadData");
         qjit__error_append(ctx, " (variant %s, cache entry %s)", canon, k->entry);
         goto fail;
     }
-    if ((r = d->ModuleGetFunction(&k->function, k->module, k->name)) != CUDA_SUCCESS) {
+    if ((r = d->ModuleGetFunction(&k->function, k->module, f->name)) != CUDA_SUCCESS) {
         st = qjit__cuda_error(ctx, d, r, "cuModuleGetFunction");
-        qjit__error_append(ctx, " (kernel %s of variant %s)", k->name, canon);
+        qjit__error_append(ctx, " (kernel %s of variant %s)", f->name, canon);
         goto fail;
     }
     /* Always opt in: the 48 KB default covers dynamic plus static shared
      * memory, so a kernel right at 48 KB of dynamic memory needs it too. */
-    if (k->smem > 0 &&
-        (r = d->FuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->smem)) !=
+    if (f->smem > 0 &&
+        (r = d->FuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f->smem)) !=
             CUDA_SUCCESS) {
         st = qjit__cuda_error(ctx, d, r, "cuFuncSetAttribute(max dynamic shared memory)");
         goto fail;
     }
-    qjit__cache_entry_release(ctx, &e);
+    qjit__free(ctx, cubin, cubin_bytes);
     *out = k;
     return QJIT_OK;
 fail:
-    qjit__cache_entry_release(ctx, &e);
+    qjit__free(ctx, cubin, cubin_bytes);
     kernel_free(ctx, k);
     return st;
 }
@@ -180,7 +149,7 @@ qjit_status qjit__kernel_get(qjit_context *ctx, const char *key, const qjit__ker
     qjit__kernel *k = NULL;
     qjit_status st = qjit__context_driver(ctx);
     if (st == QJIT_OK)
-        st = qjit__canonicalize_locked(ctx, key, NULL, &canon);
+        st = qjit__canonicalize_locked(ctx, key, NULL, &canon, NULL);
     if (st == QJIT_OK && !(k = find(ctx->modules, canon))) {
         st = load(ctx, canon, &k);
         if (st == QJIT_OK && (st = add(ctx, k)) != QJIT_OK) {

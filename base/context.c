@@ -2,12 +2,11 @@
  * (driver, Lua VM) are reached through the helpers at the end. */
 #define _GNU_SOURCE
 #include "context.h"
-#include "cache.h"
 #include "core.h"
-#include "lua_vm.h"
-#include "module.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <sys/random.h>
 #include <sys/types.h>
@@ -75,6 +74,71 @@ static unsigned long long random_epoch(const void *salt)
     return v;
 }
 
+/* base + "/" + suffix, without doubling a trailing '/' of base. */
+static char *join_path(qjit_context *ctx, const char *base, const char *suffix)
+{
+    size_t n = strlen(base);
+    while (n > 1 && base[n - 1] == '/')
+        n--;
+    if (n == 1 && base[0] == '/')
+        return qjit__printf(ctx, "/%s", suffix);
+    return qjit__printf(ctx, "%.*s/%s", (int)n, base, suffix);
+}
+
+/* $HOME is unset: the home folder of the effective user, from the password
+ * database (the reentrant call: no static buffers). */
+static qjit_status home_from_passwd(qjit_context *ctx, char **out)
+{
+    long hint = sysconf(_SC_GETPW_R_SIZE_MAX);
+    size_t size = hint > 0 ? (size_t)hint : 1024;
+    for (;;) {
+        char *buf = qjit__alloc(ctx, size);
+        if (!buf)
+            return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory looking up the home folder");
+        struct passwd pw, *found = NULL;
+        int rc = getpwuid_r(geteuid(), &pw, buf, size, &found);
+        if (rc == ERANGE && size < ((size_t)1 << 20)) {
+            qjit__free(ctx, buf, size);
+            size *= 2;
+            continue;
+        }
+        qjit_status s = QJIT_OK;
+        if (rc == 0 && found && found->pw_dir && found->pw_dir[0]) {
+            *out = join_path(ctx, found->pw_dir, ".cache/qjit");
+            if (!*out)
+                s = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory building the cache folder path");
+        } else {
+            s = qjit__error(ctx, QJIT_CACHE,
+                            "cannot choose a cache folder: QJIT_CACHE_DIR, XDG_CACHE_HOME and HOME "
+                            "are unset and user %lu has no home folder. Fix: set QJIT_CACHE_DIR",
+                            (unsigned long)geteuid());
+        }
+        qjit__free(ctx, buf, size);
+        return s;
+    }
+}
+
+qjit_status qjit__cache_resolve_dir(qjit_context *ctx, const char *configured, char **out)
+{
+    if (!out)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit__cache_resolve_dir: out is NULL");
+    *out = NULL;
+    const char *v;
+    if (configured && configured[0])
+        *out = qjit__strdup(ctx, configured);
+    else if ((v = getenv("QJIT_CACHE_DIR")) && v[0])
+        *out = qjit__strdup(ctx, v);
+    else if ((v = getenv("XDG_CACHE_HOME")) && v[0] == '/')   /* XDG: relative is invalid */
+        *out = join_path(ctx, v, "qjit");
+    else if ((v = getenv("HOME")) && v[0])
+        *out = join_path(ctx, v, ".cache/qjit");
+    else
+        return home_from_passwd(ctx, out);
+    if (!*out)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory building the cache folder path");
+    return QJIT_OK;
+}
+
 qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_context **out)
 {
     if (!out)
@@ -138,8 +202,10 @@ void qjit_context_destroy(qjit_context *ctx)
 {
     if (!ctx)
         return;
-    qjit__modules_destroy(ctx);
-    qjit__lua_close(ctx->lua);
+    if (ctx->modules_release)
+        ctx->modules_release(ctx);
+    if (ctx->lua_release)
+        ctx->lua_release(ctx->lua);
     qjit__driver_release(&ctx->driver);
     qjit__strfree(ctx, ctx->cache_dir);
     qjit__strfree(ctx, ctx->template_path);
@@ -163,18 +229,6 @@ qjit_status qjit__context_driver(qjit_context *ctx)
     if (st)
         return st;
     return qjit__driver_bind(ctx, &ctx->driver);
-}
-
-/* Caller holds ctx->lock. */
-qjit_status qjit__context_lua(qjit_context *ctx, qjit__lua **L)
-{
-    if (!ctx->lua) {
-        qjit_status st = qjit__lua_open(ctx, ctx->template_path, &ctx->lua);
-        if (st)
-            return st;
-    }
-    *L = ctx->lua;
-    return QJIT_OK;
 }
 
 qjit_status qjit__context_arch_locked(qjit_context *ctx, char arch[16])

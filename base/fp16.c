@@ -1,6 +1,6 @@
 /* fp16.c -- IEEE 754 binary16 <-> binary32 conversions, done on the bits so
  * the result does not depend on the host's rounding mode or on F16C. */
-#include "quant.h"
+#include "fp16.h"
 
 #include <string.h>
 

@@ -1,0 +1,673 @@
+/* accuracy.c -- the GPU-free half of `qjit quant-error`: options, the
+ * generated layer, the double-precision reference, the error metrics and
+ * one result row per (scheme, group); see accuracy.h. Only the public API
+ * and base/fp16.h's conversions. */
+#define _GNU_SOURCE
+#include "accuracy.h"
+#include "cli.h"
+#include "fp16.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SPACES " \t\r\n"
+
+__attribute__((format(printf, 3, 4))) static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/*------------------------------------------------------------------------
+ * Options
+ *------------------------------------------------------------------------*/
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* A decimal integer spanning exactly [b, e): digits only (no sign, no
+ * spaces), in [min, max]. */
+static int int_in(const char *b, const char *e, long long min, long long max, long long *v, char *err, size_t errlen)
+{
+    int len = (int)(e - b), digits = b < e;
+    for (const char *p = b; p < e; p++)
+        digits = digits && is_digit(*p);
+    if (!digits) {
+        say(err, errlen, "'%.*s' is not a whole number", len, b);
+        return -1;
+    }
+    long long x = 0;
+    for (const char *p = b; p < e; p++) {
+        if (x > (LLONG_MAX - (*p - '0')) / 10) {
+            say(err, errlen, "'%.*s' is out of range (at most %lld)", len, b, max);
+            return -1;
+        }
+        x = x * 10 + (*p - '0');
+    }
+    if (x < min) {
+        say(err, errlen, "'%.*s' must be at least %lld", len, b, min);
+        return -1;
+    }
+    if (x > max) {
+        say(err, errlen, "'%.*s' is out of range (at most %lld)", len, b, max);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* A dimension: an integer in [multiple, max] that is a multiple of `multiple`. */
+static int parse_dim(const char *text, long long multiple, long long max, const char *why, long long *out, char *err,
+                     size_t errlen)
+{
+    long long v;
+    if (int_in(text, text + strlen(text), multiple, max, &v, err, errlen))
+        return -1;
+    if (v % multiple) {
+        say(err, errlen, "'%s' is not a multiple of %lld (%s)", text, multiple, why);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Decimal, 0x hex or 0 octal, as bench's --seed; no sign. */
+static int parse_seed(const char *text, uint64_t *out, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = is_digit(text[0]) ? strtoull(text, &end, 0) : 0;
+    if (!end || *end) {
+        say(err, errlen, "'%s' is not a number (decimal, 0x hex or 0 octal)", text);
+        return -1;
+    }
+    if (errno == ERANGE) {
+        say(err, errlen, "'%s' is out of range", text);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Calls item(b, e) for each comma-separated item, spaces around it trimmed;
+ * an empty item is an error ("lqq,,qoq" is a typo). */
+typedef int (*item_fn)(const char *b, const char *e, void *ud, char *err, size_t errlen);
+static int each_item(const char *text, item_fn item, void *ud, char *err, size_t errlen)
+{
+    for (const char *p = text;;) {
+        const char *end = p + strcspn(p, ","), *b = p, *e = end;
+        while (b < e && strchr(SPACES, *b))
+            b++;
+        while (e > b && strchr(SPACES, e[-1]))
+            e--;
+        if (b == e) {
+            say(err, errlen, "empty item in '%s'", text);
+            return -1;
+        }
+        if (item(b, e, ud, err, errlen))
+            return -1;
+        if (!*end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+static const qjit_scheme ALL_SCHEMES[QA_MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ,
+                                                        QJIT_SCHEME_W4A8_IS, QJIT_SCHEME_W8A8};
+
+typedef struct scheme_list {
+    qjit_scheme *v;
+    int n;
+} scheme_list;
+
+static void add_scheme(scheme_list *l, qjit_scheme s)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == s)
+            return;
+    l->v[l->n++] = s;    /* at most the four distinct schemes */
+}
+
+static int scheme_item(const char *b, const char *e, void *ud, char *err, size_t errlen)
+{
+    scheme_list *l = ud;
+    char name[32];
+    int len = (int)(e - b);
+    if (len == 3 && !strncasecmp(b, "all", 3)) {
+        for (int i = 0; i < QA_MAX_SCHEMES; i++)
+            add_scheme(l, ALL_SCHEMES[i]);
+        return 0;
+    }
+    qjit_scheme s;
+    if ((size_t)len >= sizeof name || (memcpy(name, b, (size_t)len), name[len] = '\0',
+                                       qjit_scheme_from_name(name, &s) != QJIT_OK)) {
+        say(err, errlen, "unknown scheme '%.*s' (known: w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, or lqq, qoq, is, "
+            "int8, or all)", len, b);
+        return -1;
+    }
+    add_scheme(l, s);
+    return 0;
+}
+
+typedef struct group_list {
+    int *v;
+    int n;
+} group_list;
+
+static int group_item(const char *b, const char *e, void *ud, char *err, size_t errlen)
+{
+    group_list *l = ud;
+    long long v;
+    if (int_in(b, e, 0, QA_MAX_GROUP, &v, err, errlen))
+        return -1;
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == (int)v)
+            return 0;
+    if (l->n == QA_MAX_GROUPS) {
+        say(err, errlen, "more than %d groups (at '%.*s')", QA_MAX_GROUPS, (int)(e - b), b);
+        return -1;
+    }
+    l->v[l->n++] = (int)v;
+    return 0;
+}
+
+void qa_args_init(qa_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->n = 4096;
+    a->k = 4096;
+    a->m = 64;
+    a->seed = QA_DEFAULT_SEED;
+    memcpy(a->schemes, ALL_SCHEMES, sizeof ALL_SCHEMES);
+    a->nschemes = QA_MAX_SCHEMES;
+    a->groups[0] = 0;
+    a->groups[1] = 64;
+    a->groups[2] = 128;
+    a->ngroups = 3;
+}
+
+int qa_parse_args(int argc, char **argv, qa_args *out, char *err, size_t errlen)
+{
+    qa_args a;    /* filled here, copied out only on success */
+    char msg[512];
+    qa_args_init(&a);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            a.help = 1;
+            break;
+        }
+        static const char *const valued[] = {"--n", "--k", "--m", "--seed", "--schemes", "--groups", "--csv",
+                                             "--json"};
+        int known = 0;
+        for (size_t j = 0; j < sizeof valued / sizeof *valued && !known; j++)
+            known = !strcmp(o, valued[j]);
+        if (!known) {
+            say(err, errlen, "unknown option '%s'", o);
+            return -1;
+        }
+        if (i + 1 >= argc) {
+            say(err, errlen, "%s needs a value", o);
+            return -1;
+        }
+        const char *v = argv[++i];
+        int rc = 0;
+        msg[0] = '\0';
+        if (!strcmp(o, "--n")) {
+            rc = parse_dim(v, 16, QA_MAX_DIM, "the packed layouts take output channels in blocks of 16", &a.n, msg,
+                           sizeof msg);
+        } else if (!strcmp(o, "--k")) {
+            rc = parse_dim(v, 256, QA_MAX_DIM, "so that groups of 64, 128 and 256 all fit", &a.k, msg, sizeof msg);
+        } else if (!strcmp(o, "--m")) {
+            rc = int_in(v, v + strlen(v), 1, QA_MAX_M, &a.m, msg, sizeof msg);
+        } else if (!strcmp(o, "--seed")) {
+            rc = parse_seed(v, &a.seed, msg, sizeof msg);
+        } else if (!strcmp(o, "--schemes")) {
+            qjit_scheme s[QA_MAX_SCHEMES];
+            scheme_list l = {s, 0};
+            rc = each_item(v, scheme_item, &l, msg, sizeof msg);
+            if (!rc) {
+                memcpy(a.schemes, s, sizeof s);
+                a.nschemes = l.n;
+            }
+        } else if (!strcmp(o, "--groups")) {
+            int g[QA_MAX_GROUPS];
+            group_list l = {g, 0};
+            rc = each_item(v, group_item, &l, msg, sizeof msg);
+            if (!rc) {
+                memcpy(a.groups, g, sizeof g);
+                a.ngroups = l.n;
+            }
+        } else if (!*v) {
+            /* --csv, --json: an empty name is a slip (an unset shell variable), not a request. */
+            snprintf(msg, sizeof msg, "the value is empty");
+            rc = 1;
+        } else if (!strcmp(o, "--csv")) {
+            a.csv_path = v;
+        } else {
+            a.json_path = v;
+        }
+        if (rc) {
+            say(err, errlen, "%s: %s", o, msg);
+            return -1;
+        }
+    }
+    *out = a;
+    return 0;
+}
+
+/*------------------------------------------------------------------------
+ * Generators
+ *------------------------------------------------------------------------*/
+
+static double uniform01(uint64_t *state)
+{
+    return (double)(cli_random(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Student-t with 5 degrees of freedom: z / sqrt(chi2_5 / 5). */
+static double student_t5(uint64_t *state)
+{
+    double z = cli_normal(state), chi2 = 0;
+    for (int i = 0; i < 5; i++) {
+        double y = cli_normal(state);
+        chi2 += y * y;
+    }
+    return z / sqrt(chi2 / 5.0);
+}
+
+static float to_fp16_value(double v)
+{
+    return qjit__half_to_float(qjit__float_to_half((float)v));
+}
+
+int qa_outlier_count(int64_t K)
+{
+    int64_t n = K / 512;
+    return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
+/* Draws the distinct outlier channels and their factors lo + (hi - lo) u
+ * into factor[K] (1 elsewhere). */
+static void draw_outliers(uint64_t *state, int64_t K, double lo, double hi, double *factor, int64_t *outliers)
+{
+    for (int64_t k = 0; k < K; k++)
+        factor[k] = 1.0;
+    int count = qa_outlier_count(K);
+    for (int i = 0; i < count && i < K;) {
+        int64_t k = (int64_t)(cli_random(state) % (uint64_t)K);
+        if (factor[k] != 1.0)
+            continue;    /* drawn already: draw again */
+        factor[k] = lo + (hi - lo) * uniform01(state);
+        if (outliers)
+            outliers[i] = k;
+        i++;
+    }
+}
+
+void qa_gen_weights(float *W, int64_t N, int64_t K, uint64_t seed, int64_t *outliers)
+{
+    uint64_t state = seed ^ QA_WEIGHT_STREAM;
+    double *c = malloc((size_t)K * sizeof *c), *r = malloc((size_t)N * sizeof *r);
+    if (!c || !r)
+        abort();    /* small next to W itself */
+    draw_outliers(&state, K, 3.0, 6.0, c, outliers);
+    for (int64_t n = 0; n < N; n++)
+        r[n] = exp(0.25 * cli_normal(&state) - 0.0625);
+    const double scale = 0.02 / sqrt(5.0 / 3.0);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++)
+            W[n * K + k] = to_fp16_value(scale * r[n] * c[k] * student_t5(&state));
+    free(c);
+    free(r);
+}
+
+void qa_gen_activations(uint16_t *X, int64_t M, int64_t K, uint64_t seed, int64_t *outliers)
+{
+    uint64_t state = seed ^ QA_ACT_STREAM;
+    double *d = malloc((size_t)K * sizeof *d), *a = malloc((size_t)M * sizeof *a);
+    if (!d || !a)
+        abort();
+    draw_outliers(&state, K, 20.0, 50.0, d, outliers);
+    for (int64_t m = 0; m < M; m++)
+        a[m] = exp(0.5 * cli_normal(&state));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t k = 0; k < K; k++)
+            X[m * K + k] = qjit__float_to_half((float)(a[m] * d[k] * cli_normal(&state)));
+    free(d);
+    free(a);
+}
+
+/*------------------------------------------------------------------------
+ * Double-precision GEMM and the metrics
+ *------------------------------------------------------------------------*/
+
+typedef struct gemm64_job {
+    const double *X;
+    const float *W;
+    double *Y;
+    int64_t M, N, K, n0, n1;
+} gemm64_job;
+
+static void *gemm64_rows(void *arg)
+{
+    const gemm64_job *j = arg;
+    int64_t K = j->K;
+    double *w = malloc((size_t)K * sizeof *w);
+    if (!w)
+        return (void *)1;
+    for (int64_t n = j->n0; n < j->n1; n++) {
+        for (int64_t k = 0; k < K; k++)
+            w[k] = j->W[n * K + k];
+        int64_t m = 0;
+        for (; m + 4 <= j->M; m += 4) {    /* four tokens at once: four independent sums */
+            const double *x0 = j->X + m * K, *x1 = x0 + K, *x2 = x1 + K, *x3 = x2 + K;
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (int64_t k = 0; k < K; k++) {
+                s0 += x0[k] * w[k];
+                s1 += x1[k] * w[k];
+                s2 += x2[k] * w[k];
+                s3 += x3[k] * w[k];
+            }
+            j->Y[m * j->N + n] = s0;
+            j->Y[(m + 1) * j->N + n] = s1;
+            j->Y[(m + 2) * j->N + n] = s2;
+            j->Y[(m + 3) * j->N + n] = s3;
+        }
+        for (; m < j->M; m++) {
+            const double *x = j->X + m * K;
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += x[k] * w[k];
+            j->Y[m * j->N + n] = s;
+        }
+    }
+    free(w);
+    return NULL;
+}
+
+#define QA_MAX_THREADS 64
+
+int qa_gemm_f64(const double *X, int64_t M, const float *W, int64_t N, int64_t K, double *Y)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t threads = cpus < 1 ? 1 : cpus > QA_MAX_THREADS ? QA_MAX_THREADS : cpus;
+    if (threads > N)
+        threads = N;
+    if (threads < 1)
+        return 0;
+    gemm64_job jobs[QA_MAX_THREADS];
+    pthread_t tid[QA_MAX_THREADS];
+    int started[QA_MAX_THREADS] = {0}, rc = 0;
+    for (int64_t t = 0; t < threads; t++) {
+        jobs[t] = (gemm64_job){X, W, Y, M, N, K, N * t / threads, N * (t + 1) / threads};
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, gemm64_rows, &jobs[t]) == 0;
+    }
+    if (gemm64_rows(&jobs[0]))
+        rc = -1;
+    for (int64_t t = 1; t < threads; t++) {
+        if (started[t]) {
+            void *res = NULL;
+            pthread_join(tid[t], &res);
+            if (res)
+                rc = -1;
+        } else if (gemm64_rows(&jobs[t])) {    /* no thread: do its rows here */
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+void qa_errors(const double *y, const double *ref, size_t count, double *rel, double *max_rel)
+{
+    double d2 = 0, r2 = 0, dmax = 0, rmax = 0;
+    for (size_t i = 0; i < count; i++) {
+        double d = fabs(y[i] - ref[i]), r = fabs(ref[i]);
+        d2 += d * d;
+        r2 += r * r;
+        if (d > dmax || d != d)
+            dmax = d;
+        if (r > rmax)
+            rmax = r;
+    }
+    *rel = r2 > 0 ? sqrt(d2) / sqrt(r2) : d2 > 0 || d2 != d2 ? INFINITY : 0.0;
+    *max_rel = rmax > 0 ? dmax / rmax : dmax > 0 || dmax != dmax ? INFINITY : 0.0;
+}
+
+/*------------------------------------------------------------------------
+ * The layer and its rows
+ *------------------------------------------------------------------------*/
+
+static void lib_message(qjit_context *ctx, qjit_status st, char *buf, size_t size)
+{
+    const char *m = ctx ? qjit_last_error(ctx) : "";
+    if (m && *m)
+        snprintf(buf, size, "%s", m);
+    else
+        snprintf(buf, size, "%s (%s)", qjit_status_string(st), qjit_status_name(st));
+}
+
+/* The elements of an a x b array of `elem` bytes, or 0 on overflow. */
+static size_t array_bytes(int64_t a, int64_t b, size_t elem)
+{
+    if (a <= 0 || b <= 0 || (uint64_t)a > SIZE_MAX / (uint64_t)b || (size_t)(a * b) > SIZE_MAX / elem)
+        return 0;
+    return (size_t)(a * b) * elem;
+}
+
+void qa_layer_free(qa_layer *L)
+{
+    free(L->W);
+    free(L->X);
+    free(L->Xq);
+    free(L->sx);
+    free(L->Yref);
+    free(L->w_outliers);
+    free(L->x_outliers);
+    memset(L, 0, sizeof *L);
+}
+
+/* X as doubles: from FP16, or dequantized (Xq sx) when Xq is given. */
+static double *x_double(const qa_layer *L, int quantized)
+{
+    size_t bytes = array_bytes(L->M, L->K, sizeof(double));
+    double *X = bytes ? malloc(bytes) : NULL;
+    if (!X)
+        return NULL;
+    for (int64_t m = 0; m < L->M; m++)
+        for (int64_t k = 0; k < L->K; k++) {
+            size_t i = (size_t)(m * L->K + k);
+            X[i] = quantized ? (double)L->Xq[i] * (double)L->sx[m] : (double)qjit__half_to_float(L->X[i]);
+        }
+    return X;
+}
+
+int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, qjit_context *ctx, char *err,
+                  size_t errlen)
+{
+    memset(L, 0, sizeof *L);
+    L->N = N;
+    L->K = K;
+    L->M = M;
+    L->seed = seed;
+    size_t wb = array_bytes(N, K, sizeof(float)), xb = array_bytes(M, K, sizeof(uint16_t)),
+           qb = array_bytes(M, K, 1), yb = array_bytes(M, N, sizeof(double));
+    if (!wb || !xb || !qb || !yb) {
+        say(err, errlen, "the layer N=%lld K=%lld M=%lld is empty or too large", (long long)N, (long long)K,
+            (long long)M);
+        return -1;
+    }
+    int outl = qa_outlier_count(K);
+    L->W = malloc(wb);
+    L->X = malloc(xb);
+    L->Xq = malloc(qb);
+    L->sx = malloc((size_t)M * sizeof(float));
+    L->Yref = malloc(yb);
+    L->w_outliers = malloc((size_t)outl * sizeof(int64_t));
+    L->x_outliers = malloc((size_t)outl * sizeof(int64_t));
+    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->w_outliers || !L->x_outliers) {
+        say(err, errlen, "out of memory for a %lld x %lld layer with M=%lld", (long long)N, (long long)K,
+            (long long)M);
+        qa_layer_free(L);
+        return -1;
+    }
+    qa_gen_weights(L->W, N, K, seed, L->w_outliers);
+    qa_gen_activations(L->X, M, K, seed, L->x_outliers);
+    qjit_status st = qjit_reference_quantize_activations(ctx, M, K, L->X, L->Xq, L->sx);
+    if (st) {
+        char m[512];
+        lib_message(ctx, st, m, sizeof m);
+        say(err, errlen, "quantizing the activations failed: %s", m);
+        qa_layer_free(L);
+        return -1;
+    }
+    double *X = x_double(L, 0);
+    if (!X || qa_gemm_f64(X, M, L->W, N, K, L->Yref)) {
+        say(err, errlen, "out of memory computing the reference product");
+        free(X);
+        qa_layer_free(L);
+        return -1;
+    }
+    free(X);
+    return 0;
+}
+
+int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, qa_row *out, char *err,
+                   size_t errlen)
+{
+    char m[512];
+    const char *name = qjit_scheme_name(scheme);
+    if (!name)
+        name = "?";
+    size_t cap = 0, written = 0;
+    qjit_status st = qjit_packed_size(scheme, group, L->N, L->K, &cap);
+    if (st) {
+        /* Once more through the quantizer, which says why (the shape is checked first). */
+        st = qjit_quantize_weights(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, NULL, 0, &written);
+        lib_message(ctx, st, m, sizeof m);
+        say(err, errlen, "%s g=%d: %s", name, group, m);
+        return -1;
+    }
+    size_t yb = array_bytes(L->M, L->N, sizeof(float)), db = array_bytes(L->M, L->N, sizeof(double));
+    void *packed = malloc(cap);
+    float *Y = yb ? malloc(yb) : NULL;
+    double *Yd = db ? malloc(db) : NULL;
+    int rc = -1;
+    if (!packed || !Y || !Yd) {
+        say(err, errlen, "%s g=%d: out of memory (%zu bytes of packed weights)", name, group, cap);
+        goto done;
+    }
+    qjit_weights_info info;
+    const char *what = "quantizing the weights";
+    st = qjit_quantize_weights(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, packed, cap, &written);
+    if (!st) {
+        what = "reading the packed weights";
+        st = qjit_weights_inspect(ctx, packed, written, &info);
+    }
+    if (!st) {
+        what = "the reference GEMM";
+        st = qjit_reference_gemm(ctx, packed, written, L->M, L->Xq, L->sx, NULL, Y);
+    }
+    if (st) {
+        lib_message(ctx, st, m, sizeof m);
+        say(err, errlen, "%s g=%d: %s failed: %s", name, group, what, m);
+        goto done;
+    }
+    size_t count = (size_t)(L->M * L->N);
+    for (size_t i = 0; i < count; i++)
+        Yd[i] = Y[i];
+    memset(out, 0, sizeof *out);
+    out->scheme = scheme;
+    out->group = group;
+    qa_errors(Yd, L->Yref, count, &out->rel_error, &out->max_error);
+    out->payload_bytes = info.payload_bytes;
+    out->bits_per_weight = (double)info.payload_bytes * 8.0 / ((double)L->N * (double)L->K);
+    out->alpha = info.alpha;
+    rc = 0;
+done:
+    free(packed);
+    free(Y);
+    free(Yd);
+    return rc;
+}
+
+int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen)
+{
+    size_t yb = array_bytes(L->M, L->N, sizeof(double));
+    double *X = x_double(L, 1), *Y = yb ? malloc(yb) : NULL;
+    int rc = -1;
+    if (!X || !Y || qa_gemm_f64(X, L->M, L->W, L->N, L->K, Y)) {
+        say(err, errlen, "out of memory computing the activations-only product");
+    } else {
+        memset(out, 0, sizeof *out);
+        qa_errors(Y, L->Yref, (size_t)(L->M * L->N), &out->rel_error, &out->max_error);
+        rc = 0;
+    }
+    free(X);
+    free(Y);
+    return rc;
+}
+
+/*------------------------------------------------------------------------
+ * The plan
+ *------------------------------------------------------------------------*/
+
+const char *qa_group_text(int group, char *buf, size_t size)
+{
+    if (group == 0)
+        snprintf(buf, size, "per-ch");
+    else
+        snprintf(buf, size, "%d", group);
+    return buf;
+}
+
+int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, size_t errlen)
+{
+    qa_plan p;
+    p.njobs = p.nskips = 0;
+    float dummy = 0;    /* the quantizer checks the shape before it reads W */
+    for (int i = 0; i < a->nschemes; i++)
+        for (int j = 0; j < a->ngroups; j++) {
+            qjit_scheme s = a->schemes[i];
+            int group = a->groups[j];
+            char m[512];
+            size_t bytes, written;
+            /* Does the scheme take the group at all? Ask on a shape every
+             * group fits: K = the group itself when it is a multiple of 64. */
+            int64_t probe_k = group > 0 && group % 64 == 0 ? group : 64;
+            qjit_status st = qjit_packed_size(s, group, 16, probe_k, &bytes);
+            if (st) {
+                st = qjit_quantize_weights(ctx, s, group, &dummy, QJIT_DTYPE_F32, 16, probe_k, NULL, 0, &written);
+                lib_message(ctx, st, m, sizeof m);
+                qa_skip *k = &p.skips[p.nskips++];
+                k->scheme = s;
+                k->group = group;
+                snprintf(k->reason, sizeof k->reason, "%.*s", (int)sizeof k->reason - 1, m);
+                continue;
+            }
+            /* It does: then a refusal of this shape is the user's to fix. */
+            st = qjit_packed_size(s, group, a->n, a->k, &bytes);
+            if (st) {
+                st = qjit_quantize_weights(ctx, s, group, &dummy, QJIT_DTYPE_F32, a->n, a->k, NULL, 0, &written);
+                lib_message(ctx, st, m, sizeof m);
+                say(err, errlen, "%s g=%d on a %lld x %lld layer: %s", qjit_scheme_name(s), group, a->n, a->k, m);
+                return -1;
+            }
+            p.jobs[p.njobs++] = (qa_job){s, group};
+        }
+    *plan = p;
+    return 0;
+}

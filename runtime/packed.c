@@ -1,0 +1,413 @@
+/* packed.c -- the packed-weight container (packed.h): sizes, the quantizing
+ * writer and the verifying reader. What the sections hold is each scheme's
+ * (scheme.h); this file only lays them out, names them and checks them. */
+#define _POSIX_C_SOURCE 200809L
+#include "packed.h"
+#include "bytes.h"
+#include "core.h"
+#include "fp16.h"
+#include "hash.h"
+#include "layout.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VERSION 2u
+
+/* Header field offsets (packed.h). */
+enum {
+    HDR_MAGIC = 0,
+    HDR_VERSION = 8,
+    HDR_SCHEME = 12,
+    HDR_N = 16,
+    HDR_K = 24,
+    HDR_GROUP = 32,
+    HDR_FLAGS = 36,
+    HDR_NSECTIONS = 40,
+    HDR_HEADER_BYTES = 44,
+    HDR_PARAM = 48,
+    HDR_RESERVED = 52,
+    HDR_PAYLOAD_BYTES = 56,
+    HDR_TABLE = 64,
+    ENTRY_BYTES = 32
+};
+/* Version 1's (w4a8-lqq only). */
+enum { V1_HEADER = 64, V1_PAYLOAD_BYTES = 40, V1_PAYLOAD_HASH = 48, V1_HEADER_HASH = 56 };
+
+static size_t header_bytes(int nsections)
+{
+    size_t n = HDR_TABLE + (size_t)ENTRY_BYTES * (size_t)nsections + 16;
+    return (n + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
+}
+
+/* The sections of a validated shape: sizes, 256-aligned offsets, payload size. */
+typedef struct layout {
+    const qjit__scheme *scheme;
+    int G;
+    size_t bytes[QJIT__MAX_SECTIONS], offset[QJIT__MAX_SECTIONS];
+    size_t payload, header;
+} layout;
+
+/* Checks scheme, group and N x K against what the packed layouts need, and
+ * lays out the sections with overflow-checked arithmetic. */
+static qjit_status check_shape(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K, layout *out)
+{
+    const qjit__scheme *s = qjit__scheme_get(scheme);
+    if (!s)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "unknown weight scheme %d (known: 1 w4a8-lqq, 2 w4a8-qoq, "
+                           "3 w4a8-is, 4 w8a8)", (int)scheme);
+    if (N <= 0 || K <= 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight shape must be positive, got N=%lld K=%lld",
+                           (long long)N, (long long)K);
+    if (N > INT32_MAX || K > INT32_MAX)
+        return qjit__error(ctx, QJIT_OVERFLOW, "weight shape N=%lld K=%lld too large (each must be < 2^31)",
+                           (long long)N, (long long)K);
+    if (N % QJIT__PACK_N != 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "N=%lld must be a multiple of %d", (long long)N,
+                           QJIT__PACK_N);
+    if (K % QJIT__PACK_K != 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "K=%lld must be a multiple of %d", (long long)K,
+                           QJIT__PACK_K);
+    const char *why = s->group_problem(group);
+    if (why)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: group=%d: %s", s->name, group, why);
+    if (group > 0 && K % group != 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "group=%d must divide K=%lld", group, (long long)K);
+    layout l = {s, group ? group : (int)K, {0}, {0}, 0, header_bytes(s->nsections)};
+    size_t at = 0;
+    for (int i = 0; i < s->nsections; i++) {
+        size_t padded = (at + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
+        if (padded < at || !qjit__mul_size(s->slab_bytes(i, K, group), (size_t)(N / QJIT__PACK_N), &l.bytes[i]) ||
+            !qjit__add_size(padded, l.bytes[i], &at))
+            return qjit__error(ctx, QJIT_OVERFLOW, "packed size of N=%lld K=%lld group=%d overflows size_t",
+                               (long long)N, (long long)K, group);
+        l.offset[i] = padded;
+    }
+    l.payload = at;
+    size_t total;
+    if (!qjit__add_size(l.payload, l.header, &total))
+        return qjit__error(ctx, QJIT_OVERFLOW, "packed size of N=%lld K=%lld group=%d overflows size_t",
+                           (long long)N, (long long)K, group);
+    *out = l;
+    return QJIT_OK;
+}
+
+qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K, size_t *bytes)
+{
+    if (!bytes)
+        return QJIT_INVALID_ARGUMENT;
+    layout l;
+    qjit_status st = check_shape(NULL, scheme, group, N, K, &l);
+    if (st != QJIT_OK)
+        return st;
+    *bytes = l.header + l.payload;
+    return QJIT_OK;
+}
+
+/*------------------------------------------------------------------------
+ * Writing
+ *------------------------------------------------------------------------*/
+
+void qjit__slab_load(const qjit__slabs *s, int64_t nb, float *out)
+{
+    size_t first = (size_t)(nb * QJIT__PACK_N * s->K), count = (size_t)(QJIT__PACK_N * s->K);
+    if (s->dtype == QJIT_DTYPE_F32) {
+        memcpy(out, (const float *)s->W + first, count * sizeof(float));
+    } else {
+        const uint16_t *src = (const uint16_t *)s->W + first;
+        for (size_t i = 0; i < count; i++)
+            out[i] = qjit__half_to_float(src[i]);
+    }
+}
+
+static qjit_status find_nonfinite(qjit_context *ctx, const qjit__slabs *s)
+{
+    for (int64_t n = 0; n < s->N; n++)
+        for (int64_t k = 0; k < s->K; k++) {
+            size_t i = (size_t)(n * s->K + k);
+            if (s->dtype == QJIT_DTYPE_F32) {
+                float v = ((const float *)s->W)[i];
+                if (!isfinite(v))
+                    return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight W[%lld, %lld] is %s", (long long)n,
+                                       (long long)k, isnan(v) ? "NaN" : "infinite");
+            } else {
+                uint16_t h = ((const uint16_t *)s->W)[i];
+                if ((h & 0x7C00u) == 0x7C00u)
+                    return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight W[%lld, %lld] is %s (FP16 0x%04x)",
+                                       (long long)n, (long long)k, (h & 0x3FFu) ? "NaN" : "infinite", h);
+            }
+        }
+    return QJIT_OK;
+}
+
+void qjit_quantize_options_init(qjit_quantize_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+}
+
+qjit_status qjit_quantize_weights(qjit_context *ctx, qjit_scheme scheme, int group, const void *W,
+                                  qjit_dtype dtype, int64_t N, int64_t K, void *out, size_t capacity,
+                                  size_t *written)
+{
+    return qjit_quantize_weights_ex(ctx, scheme, group, W, dtype, N, K, NULL, out, capacity, written);
+}
+
+qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int group, const void *W,
+                                     qjit_dtype dtype, int64_t N, int64_t K, const qjit_quantize_options *opts_in,
+                                     void *out, size_t capacity, size_t *written)
+{
+    layout l;
+    qjit_status st = check_shape(ctx, scheme, group, N, K, &l);
+    if (st != QJIT_OK)
+        return st;
+    qjit_quantize_options opts;
+    qjit_quantize_options_init(&opts);
+    if (opts_in) {
+        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof opts)
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_quantize_options.struct_size is %zu",
+                               opts_in->struct_size);
+        memcpy(&opts, opts_in, opts_in->struct_size);
+    }
+    if (!W || !out)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !W ? "W" : "out");
+    if (dtype != QJIT_DTYPE_F16 && dtype != QJIT_DTYPE_F32)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "unknown weight dtype %d", (int)dtype);
+    size_t need = l.header + l.payload;
+    if (capacity < need)
+        return qjit__error(ctx, QJIT_OVERFLOW, "packed weights need %zu bytes, capacity is %zu", need, capacity);
+    const qjit__slabs src = {W, dtype, N, K};
+    if ((st = find_nonfinite(ctx, &src)) != QJIT_OK)
+        return st;
+
+    const qjit__scheme *s = l.scheme;
+    size_t slab_floats = (size_t)(QJIT__PACK_N * K), scratch_bytes = s->scratch_bytes(K, group);
+    float *slab = qjit__alloc(ctx, slab_floats * sizeof(float));
+    void *scratch = qjit__alloc(ctx, scratch_bytes);
+    int32_t param = 0;
+    if (!slab || !scratch)
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory quantizing weights (K=%lld)", (long long)K);
+    else if (s->prepare)
+        st = s->prepare(ctx, &src, group, &opts, &param);
+    if (st) {
+        qjit__free(ctx, slab, slab_floats * sizeof(float));
+        qjit__free(ctx, scratch, scratch_bytes);
+        return st;
+    }
+
+    /* From here nothing can fail: the input is finite and the scratch is ours. */
+    uint8_t *hdr = out, *payload = hdr + l.header;
+    memset(out, 0, need);
+    for (int64_t nb = 0; nb < N / QJIT__PACK_N; nb++) {
+        uint8_t *dst[QJIT__MAX_SECTIONS];
+        for (int i = 0; i < s->nsections; i++)
+            dst[i] = payload + l.offset[i] + (size_t)nb * s->slab_bytes(i, K, group);
+        qjit__slab_load(&src, nb, slab);
+        s->quantize_slab(slab, K, group, param, scratch, dst);
+    }
+    qjit__free(ctx, slab, slab_floats * sizeof(float));
+    qjit__free(ctx, scratch, scratch_bytes);
+
+    memcpy(hdr + HDR_MAGIC, QJIT__WEIGHTS_MAGIC, 8);
+    qjit__store_u32(hdr + HDR_VERSION, VERSION);
+    qjit__store_u32(hdr + HDR_SCHEME, (uint32_t)scheme);
+    qjit__store_u64(hdr + HDR_N, (uint64_t)N);
+    qjit__store_u64(hdr + HDR_K, (uint64_t)K);
+    qjit__store_u32(hdr + HDR_GROUP, (uint32_t)group);
+    qjit__store_u32(hdr + HDR_NSECTIONS, (uint32_t)s->nsections);
+    qjit__store_u32(hdr + HDR_HEADER_BYTES, (uint32_t)l.header);
+    qjit__store_u32(hdr + HDR_PARAM, (uint32_t)param);
+    qjit__store_u64(hdr + HDR_PAYLOAD_BYTES, l.payload);
+    for (int i = 0; i < s->nsections; i++) {
+        uint8_t *e = hdr + HDR_TABLE + i * ENTRY_BYTES;
+        memcpy(e, s->sections[i], strlen(s->sections[i]));
+        qjit__store_u64(e + 16, l.offset[i]);
+        qjit__store_u64(e + 24, l.bytes[i]);
+    }
+    size_t tail = HDR_TABLE + (size_t)ENTRY_BYTES * (size_t)s->nsections;
+    qjit__store_u64(hdr + tail, qjit__hash64(payload, l.payload, 0));
+    qjit__store_u64(hdr + tail + 8, qjit__hash64(hdr, tail + 8, 0));
+    if (written)
+        *written = need;
+    return QJIT_OK;
+}
+
+/*------------------------------------------------------------------------
+ * Reading
+ *------------------------------------------------------------------------*/
+
+/* Restates a shape problem of a stored header as corruption. */
+static qjit_status inconsistent(qjit_context *ctx, uint32_t scheme, int64_t N, int64_t K, int32_t group)
+{
+    return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS,
+                       "packed-weight header is inconsistent: scheme=%u N=%lld K=%lld group=%d", scheme,
+                       (long long)N, (long long)K, group);
+}
+
+static qjit_status view_v1(qjit_context *ctx, const uint8_t *hdr, size_t bytes, int verify_payload,
+                           qjit__weights_view *v)
+{
+    if (qjit__hash64(hdr, V1_HEADER_HASH, 0) != qjit__load_u64(hdr + V1_HEADER_HASH))
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header checksum mismatch");
+    uint32_t scheme = qjit__load_u32(hdr + HDR_SCHEME);
+    int64_t N = (int64_t)qjit__load_u64(hdr + HDR_N), K = (int64_t)qjit__load_u64(hdr + HDR_K);
+    int32_t group = (int32_t)qjit__load_u32(hdr + HDR_GROUP);
+    layout l;
+    if (scheme != QJIT_SCHEME_W4A8_LQQ || qjit__load_u32(hdr + HDR_FLAGS) != 0 ||
+        check_shape(ctx, (qjit_scheme)scheme, group, N, K, &l) != QJIT_OK)
+        return inconsistent(ctx, scheme, N, K, group);
+    /* Version 1 put the sections back to back. */
+    size_t at = 0;
+    for (int i = 0; i < l.scheme->nsections; i++) {
+        l.offset[i] = at;
+        at += l.bytes[i];
+    }
+    if (qjit__load_u64(hdr + V1_PAYLOAD_BYTES) != at || bytes - V1_HEADER != at)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight buffer (version 1) is %zu bytes, N=%lld K=%lld "
+                           "group=%d need %zu", bytes, (long long)N, (long long)K, group, V1_HEADER + at);
+    if (verify_payload && qjit__hash64(hdr + V1_HEADER, at, 0) != qjit__load_u64(hdr + V1_PAYLOAD_HASH))
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight payload checksum mismatch");
+    memset(v, 0, sizeof *v);
+    v->scheme = l.scheme;
+    v->version = 1;
+    v->group = group;
+    v->group_size = l.G;
+    v->N = N;
+    v->K = K;
+    v->payload = hdr + V1_HEADER;
+    v->payload_bytes = at;
+    v->header_bytes = V1_HEADER;
+    v->nsections = l.scheme->nsections;
+    for (int i = 0; i < v->nsections; i++) {
+        snprintf(v->sections[i].name, sizeof v->sections[i].name, "%s", l.scheme->sections[i]);
+        v->sections[i].offset = l.offset[i];
+        v->sections[i].bytes = l.bytes[i];
+    }
+    return QJIT_OK;
+}
+
+qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_t bytes, int verify_payload,
+                                    qjit__weights_view *v)
+{
+    if (!packed || !v)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "packed weights or view is NULL");
+    if (bytes < V1_HEADER)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT,
+                           "packed weights of %zu bytes are shorter than the smallest header (%d bytes)", bytes,
+                           V1_HEADER);
+    const uint8_t *hdr = packed;
+    if (memcmp(hdr + HDR_MAGIC, QJIT__WEIGHTS_MAGIC, 8) != 0)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "not a qjit packed-weight buffer (bad magic)");
+    uint32_t version = qjit__load_u32(hdr + HDR_VERSION);
+    if (version == 1)
+        return view_v1(ctx, hdr, bytes, verify_payload, v);
+    if (version != VERSION)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight format version %u is not supported (this qjit "
+                           "reads 1 and %u)", version, VERSION);
+    uint32_t nsections = qjit__load_u32(hdr + HDR_NSECTIONS);
+    if (nsections < 1 || nsections > QJIT__MAX_SECTIONS)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header lists %u sections (1..%d)", nsections,
+                           QJIT__MAX_SECTIONS);
+    size_t hbytes = header_bytes((int)nsections), tail = HDR_TABLE + (size_t)ENTRY_BYTES * nsections;
+    if (bytes < hbytes)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight buffer of %zu bytes is shorter than its "
+                           "%zu-byte header (truncated)", bytes, hbytes);
+    if (qjit__hash64(hdr, tail + 8, 0) != qjit__load_u64(hdr + tail + 8))
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header checksum mismatch");
+
+    uint32_t scheme = qjit__load_u32(hdr + HDR_SCHEME);
+    int64_t N = (int64_t)qjit__load_u64(hdr + HDR_N), K = (int64_t)qjit__load_u64(hdr + HDR_K);
+    int32_t group = (int32_t)qjit__load_u32(hdr + HDR_GROUP);
+    layout l;
+    if (qjit__load_u32(hdr + HDR_FLAGS) != 0 || qjit__load_u32(hdr + HDR_RESERVED) != 0 ||
+        qjit__load_u32(hdr + HDR_HEADER_BYTES) != hbytes ||
+        check_shape(ctx, (qjit_scheme)scheme, group, N, K, &l) != QJIT_OK)
+        return inconsistent(ctx, scheme, N, K, group);
+    if ((int)nsections != l.scheme->nsections)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header lists %u sections; scheme %s has %d",
+                           nsections, l.scheme->name, l.scheme->nsections);
+    memset(v, 0, sizeof *v);
+    for (int i = 0; i < l.scheme->nsections; i++) {
+        const uint8_t *e = hdr + HDR_TABLE + i * ENTRY_BYTES;
+        char name[17];
+        memcpy(name, e, 16);
+        name[16] = '\0';
+        uint64_t off = qjit__load_u64(e + 16), len = qjit__load_u64(e + 24);
+        int padded = 1;   /* every byte after the name is NUL */
+        for (size_t j = strlen(l.scheme->sections[i]); j < 16; j++)
+            padded &= e[j] == 0;
+        if (strcmp(name, l.scheme->sections[i]) || !padded)
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight section %d is '%.16s'; scheme %s's is '%s'",
+                               i, name, l.scheme->name, l.scheme->sections[i]);
+        if (off != l.offset[i] || len != l.bytes[i])
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight section %s is %llu bytes at %llu; N=%lld "
+                               "K=%lld group=%d need %zu at %zu", name, (unsigned long long)len,
+                               (unsigned long long)off, (long long)N, (long long)K, group, l.bytes[i], l.offset[i]);
+        memcpy(v->sections[i].name, name, strlen(name) + 1);
+        v->sections[i].offset = l.offset[i];
+        v->sections[i].bytes = l.bytes[i];
+    }
+    if (qjit__load_u64(hdr + HDR_PAYLOAD_BYTES) != l.payload)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header says %llu payload bytes, N=%lld K=%lld "
+                           "group=%d need %zu", (unsigned long long)qjit__load_u64(hdr + HDR_PAYLOAD_BYTES),
+                           (long long)N, (long long)K, group, l.payload);
+    if (bytes - hbytes != l.payload)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight buffer is %zu bytes, its header says %zu (%s)",
+                           bytes, hbytes + l.payload, bytes < hbytes + l.payload ? "truncated" : "trailing bytes");
+    for (size_t i = tail + 16; i < hbytes; i++)
+        if (hdr[i])
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header padding is not zero");
+    int32_t param = (int32_t)qjit__load_u32(hdr + HDR_PARAM);
+    if (l.scheme->param_is_alpha ? (param < -64 || param > 64) : param != 0)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header has parameter %d, which scheme %s does "
+                           "not take", param, l.scheme->name);
+    const uint8_t *payload = hdr + hbytes;
+    if (verify_payload && qjit__hash64(payload, l.payload, 0) != qjit__load_u64(hdr + tail))
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight payload checksum mismatch");
+    v->scheme = l.scheme;
+    v->version = VERSION;
+    v->group = group;
+    v->group_size = l.G;
+    v->N = N;
+    v->K = K;
+    v->param = param;
+    v->payload = payload;
+    v->payload_bytes = l.payload;
+    v->header_bytes = hbytes;
+    v->nsections = l.scheme->nsections;
+    return QJIT_OK;
+}
+
+qjit__weights_view qjit__view_rows(const qjit__weights_view *v, int64_t n0, int64_t rows)
+{
+    qjit__weights_view p = *v;
+    int64_t nb = n0 / QJIT__PACK_N, slabs = v->N / QJIT__PACK_N;
+    p.N = rows;
+    for (int i = 0; i < v->nsections; i++) {
+        size_t per_slab = v->sections[i].bytes / (size_t)slabs;
+        p.sections[i].offset += (size_t)nb * per_slab;
+        p.sections[i].bytes = (size_t)(rows / QJIT__PACK_N) * per_slab;
+    }
+    return p;
+}
+
+qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed, size_t bytes, qjit_weights_info *info)
+{
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st != QJIT_OK)
+        return st;
+    if (info) {
+        info->scheme = v.scheme->id;
+        info->group = v.group;
+        info->N = v.N;
+        info->K = v.K;
+        info->bytes = v.header_bytes + v.payload_bytes;
+        info->payload_bytes = v.payload_bytes;
+        info->alpha = v.scheme->param_is_alpha ? ldexp(1.0, v.param) : 0.0;
+    }
+    return QJIT_OK;
+}

@@ -1,0 +1,79 @@
+/* packed.h -- the packed-weight buffer: a versioned, self-describing header
+ * with a table of named sections, then the payload the kernels read.
+ *
+ * PACKED-WEIGHT BUFFER, version 2 (all fields little-endian):
+ *   0   char magic[8]      "QJITWTS1"
+ *   8   u32  version       2
+ *   12  u32  scheme        qjit_scheme value (include/qjit.h)
+ *   16  i64  N             rows (output channels), N % 16 == 0
+ *   24  i64  K             columns (input channels), K % 64 == 0
+ *   32  i32  group         0 = per channel; else K % group == 0, group % 64 == 0
+ *   36  u32  flags         0
+ *   40  u32  nsections     1 .. 8
+ *   44  u32  header_bytes  64 + 32 nsections + 16, rounded up to 256; the payload starts here
+ *   48  i32  param         the scheme's layer parameter (w4a8-is: log2 of alpha), else 0
+ *   52  u32  reserved      0
+ *   56  u64  payload_bytes
+ *   64  nsections entries of 32 bytes:
+ *         char name[16]    NUL-padded ("qweight", "gparams", "scale", "zero")
+ *         u64  offset      from the payload's start, a multiple of 256
+ *         u64  bytes
+ *   64 + 32 nsections      u64 payload_hash   qjit__hash64(payload, payload_bytes, 0)
+ *   72 + 32 nsections      u64 header_hash    qjit__hash64(header bytes before this field, 0)
+ *   zero padding to header_bytes; then the payload.
+ * The sections are the scheme's, in its order, with the sizes it states
+ * (runtime/schemes.c; their bit layouts are in layout.h). A buffer is
+ * accepted only if every field, size and checksum agrees.
+ *
+ * Version 1 (w4a8-lqq only, written by qjit 0.1) is still read: a 64-byte
+ * header (scheme at 12, N, K, group, flags as above, payload_bytes at 40,
+ * payload_hash at 48, header_hash at 56 over bytes 0..55) and the sections
+ * qweight, gparams, scale back to back. */
+#ifndef QJIT_PACKED_H
+#define QJIT_PACKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "qjit.h"
+#include "scheme.h"
+
+#define QJIT__WEIGHTS_MAGIC "QJITWTS1"
+#define QJIT__SECTION_ALIGN 256
+
+typedef struct qjit__section_view {
+    char name[16];
+    size_t offset, bytes;        /* within the payload */
+} qjit__section_view;
+
+/* A verified view into a packed buffer (no copies). */
+struct qjit__weights_view {
+    const qjit__scheme *scheme;
+    uint32_t version;
+    int group;                   /* as stored: 0 = per channel */
+    int group_size;              /* effective: K if group == 0 */
+    int64_t N, K;
+    int32_t param;               /* the scheme's layer parameter */
+    const uint8_t *payload;      /* start of payload */
+    size_t payload_bytes, header_bytes;
+    int nsections;               /* the scheme's, in its order */
+    qjit__section_view sections[QJIT__MAX_SECTIONS];
+};
+
+/* Parses and verifies (magic, version, scheme, sizes, section table, both
+ * hashes) a packed buffer. verify_payload = 0 skips the payload hash.
+ * @return QJIT_CORRUPT_WEIGHTS (message says what is wrong) or
+ * QJIT_INVALID_ARGUMENT for NULL/short input. */
+qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_t bytes, int verify_payload,
+                                    qjit__weights_view *view);
+
+/* Section i of a view (the scheme's i-th). */
+static inline const uint8_t *qjit__view_section(const qjit__weights_view *v, int i)
+{
+    return v->payload + v->sections[i].offset;
+}
+
+/* The view of rows n0 .. n0 + rows - 1 (multiples of 16): every section is
+ * a whole number of 16-row slabs, so a sub-view is moved offsets. */
+qjit__weights_view qjit__view_rows(const qjit__weights_view *v, int64_t n0, int64_t rows);
+
+#endif

@@ -1,0 +1,88 @@
+/* scheme.h -- the host side of the quantization schemes: each scheme's
+ * quantizer, packer and reference operand (one file per scheme,
+ * scheme_<name>.c), and the one table (schemes.c) that maps a qjit_scheme
+ * value to it and to its Lua module (templates/schemes/<name>.lua). The
+ * container (packed.c), the layer and the CPU reference call schemes only
+ * through this table. */
+#ifndef QJIT_SCHEME_H
+#define QJIT_SCHEME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "qjit.h"
+
+#define QJIT__MAX_SECTIONS 8
+
+typedef struct qjit__weights_view qjit__weights_view;
+
+/* The weights being quantized, read one 16-row slab at a time as floats. */
+typedef struct qjit__slabs {
+    const void *W;               /* row-major N x K */
+    qjit_dtype dtype;
+    int64_t N, K;
+} qjit__slabs;
+
+/* Rows 16 nb .. 16 nb + 15 of the weights, as floats, into out (16 x K). */
+void qjit__slab_load(const qjit__slabs *s, int64_t nb, float *out);
+
+typedef struct qjit__scheme {
+    qjit_scheme id;
+    const char *name;            /* its Lua module: templates/schemes/<name>.lua */
+    const char *title;
+    int nsections;
+    const char *sections[QJIT__MAX_SECTIONS];   /* in buffer order; the names the kernels bind */
+    int param_is_alpha;          /* 1: the layer parameter is log2 of an amplifier (qjit_weights_info.alpha) */
+    /* Why `group` cannot be used with this scheme (NULL: it can). */
+    const char *(*group_problem)(int group);
+    /* Bytes of section i per 16-row slab, for K columns in groups of
+     * `group` (0: per channel); every section is a whole number of slabs. */
+    size_t (*slab_bytes)(int i, int64_t K, int group);
+    /* Scratch bytes quantize_slab needs. */
+    size_t (*scratch_bytes)(int64_t K, int group);
+    /* A layer-wide parameter read from all the weights before any slab is
+     * quantized (w4a8-is: log2 of the amplifier), or NULL (parameter 0).
+     * May refuse (the message names the layer). */
+    qjit_status (*prepare)(qjit_context *ctx, const qjit__slabs *w, int group, const qjit_quantize_options *opts,
+                           int32_t *param);
+    /* Quantizes one finite 16 x K slab w into dst[i], section i's share of
+     * the slab. Cannot fail. */
+    void (*quantize_slab)(const float *w, int64_t K, int group, int32_t param, void *scratch, uint8_t *const dst[]);
+    /* The reference: rows [n0, n0 + rows) (rows a multiple of 16) of the
+     * INT8 MMA operand the kernels compute, into wq (rows x K); scratch holds
+     * rows x K bytes. For fold schemes, the per-group 4-bit values. */
+    void (*operand)(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *wq, uint8_t *scratch);
+    /* Fold schemes (w4a8-is): the integer scale of row n and group gi that
+     * multiplies the group's INT32 sum; NULL for the others. */
+    int32_t (*group_scale)(const qjit__weights_view *v, int64_t n, int64_t gi);
+    /* Channel n's epilogue scale and zero point (0: none). */
+    void (*channel)(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero);
+} qjit__scheme;
+
+/* The scheme of a value; NULL if there is none. */
+const qjit__scheme *qjit__scheme_get(qjit_scheme id);
+
+/* The registered schemes (for tests and listings). */
+extern const qjit__scheme *const qjit__schemes[];
+extern const int qjit__nschemes;
+
+/* The scheme modules, one per file. */
+extern const qjit__scheme qjit__scheme_lqq;
+extern const qjit__scheme qjit__scheme_qoq;
+extern const qjit__scheme qjit__scheme_is;
+extern const qjit__scheme qjit__scheme_w8a8;
+
+/* Shared by the two-level schemes (w4a8-lqq, w4a8-qoq): level 1 of a row,
+ * s0 = max|W| / 119 (1 if it underflows to 0), Q8 = clamp(round(W / s0),
+ * -119, 119), round half away from zero. Returns s0. */
+float qjit__level1_row(const float *w, int64_t K, int8_t *q8);
+/* Round half away from zero of num / den for den > 0, in integers. */
+int qjit__round_div(int num, int den);
+/* The group parameters of a view: entry for (row block nb, group gi). */
+const uint8_t *qjit__gparams_entry(const qjit__weights_view *v, int64_t nb, int64_t gi);
+/* A per-channel float / int32 of section `section` of a view. */
+float qjit__channel_f32(const qjit__weights_view *v, int section, int64_t n);
+int32_t qjit__channel_i32(const qjit__weights_view *v, int section, int64_t n);
+/* Group-size check shared by schemes taking 0 or multiples of 64. */
+const char *qjit__group_0_or_64(int group);
+
+#endif

@@ -1,0 +1,120 @@
+/* schemes.c -- the table of schemes: qjit_scheme value -> host side
+ * (scheme_<name>.c) and Lua module name; and what the schemes share. */
+#define _POSIX_C_SOURCE 200809L
+#include "scheme.h"
+#include "bytes.h"
+#include "core.h"
+#include "layout.h"
+#include "packed.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+const qjit__scheme *const qjit__schemes[] = {&qjit__scheme_lqq, &qjit__scheme_qoq, &qjit__scheme_is,
+                                             &qjit__scheme_w8a8};
+const int qjit__nschemes = (int)(sizeof qjit__schemes / sizeof qjit__schemes[0]);
+
+const qjit__scheme *qjit__scheme_get(qjit_scheme id)
+{
+    for (int i = 0; i < qjit__nschemes; i++)
+        if (qjit__schemes[i]->id == id)
+            return qjit__schemes[i];
+    return NULL;
+}
+
+const char *qjit_scheme_name(qjit_scheme scheme)
+{
+    const qjit__scheme *s = qjit__scheme_get(scheme);
+    return s ? s->name : NULL;
+}
+
+/* Short spellings (any case) besides the names. */
+static const struct { const char *alias; qjit_scheme id; } ALIASES[] = {
+    {"lqq", QJIT_SCHEME_W4A8_LQQ}, {"liquidquant", QJIT_SCHEME_W4A8_LQQ}, {"qoq", QJIT_SCHEME_W4A8_QOQ},
+    {"qserve", QJIT_SCHEME_W4A8_QOQ}, {"is", QJIT_SCHEME_W4A8_IS}, {"integer-scale", QJIT_SCHEME_W4A8_IS},
+    {"int8", QJIT_SCHEME_W8A8},
+};
+
+qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out)
+{
+    if (!name || !out)
+        return QJIT_INVALID_ARGUMENT;
+    char low[32];
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof low)
+        return QJIT_INVALID_ARGUMENT;
+    for (size_t i = 0; i <= n; i++)
+        low[i] = name[i] == '_' ? '-' : (char)tolower((unsigned char)name[i]);
+    for (int i = 0; i < qjit__nschemes; i++)
+        if (!strcmp(low, qjit__schemes[i]->name)) {
+            *out = qjit__schemes[i]->id;
+            return QJIT_OK;
+        }
+    for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
+        if (!strcmp(low, ALIASES[i].alias)) {
+            *out = ALIASES[i].id;
+            return QJIT_OK;
+        }
+    return QJIT_INVALID_ARGUMENT;
+}
+
+/*------------------------------------------------------------------------
+ * Shared pieces
+ *------------------------------------------------------------------------*/
+
+#define Q8_LIMIT 119             /* the protective range of the two-level schemes */
+
+int qjit__round_div(int num, int den)
+{
+    return num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den));
+}
+
+/* A row whose scale underflows to zero (max|W| below about 119 * 2^-149,
+ * only possible with FP32 input) is treated like an all-zero row: s0 = 1,
+ * Q8 = 0; its weights are below 1.7e-43 and round to zero at any useful
+ * scale. */
+float qjit__level1_row(const float *w, int64_t K, int8_t *q8)
+{
+    float amax = 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+        float v = fabsf(w[k]);
+        if (v > amax)
+            amax = v;
+    }
+    float s0 = amax / (float)Q8_LIMIT;
+    if (s0 == 0.0f)
+        s0 = 1.0f;
+    for (int64_t k = 0; k < K; k++) {
+        float r = roundf(w[k] / s0);
+        if (r > (float)Q8_LIMIT)
+            r = (float)Q8_LIMIT;
+        if (r < -(float)Q8_LIMIT)
+            r = -(float)Q8_LIMIT;
+        q8[k] = (int8_t)r;
+    }
+    return s0;
+}
+
+const uint8_t *qjit__gparams_entry(const qjit__weights_view *v, int64_t nb, int64_t gi)
+{
+    int64_t groups = v->K / v->group_size;
+    return qjit__view_section(v, 1) + (size_t)(nb * groups + gi) * QJIT__GPARAMS_ENTRY;
+}
+
+float qjit__channel_f32(const qjit__weights_view *v, int section, int64_t n)
+{
+    return qjit__load_f32(qjit__view_section(v, section) + 4 * n);
+}
+
+int32_t qjit__channel_i32(const qjit__weights_view *v, int section, int64_t n)
+{
+    return (int32_t)qjit__load_u32(qjit__view_section(v, section) + 4 * n);
+}
+
+const char *qjit__group_0_or_64(int group)
+{
+    if (group < 0 || (group > 0 && group % QJIT__PACK_K != 0))
+        return "the group must be 0 (per channel) or a multiple of 64 (the packing unit along K)";
+    return NULL;
+}
