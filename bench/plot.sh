@@ -9,6 +9,7 @@ out=${2:-${csv%.csv}.png}
 shapes=$(tail -n +2 "$csv" | cut -d, -f1,2 | awk '!seen[$0]++')
 # Column 13 names the scheme (files written before it existed hold w4a8-lqq only).
 schemes=$(tail -n +2 "$csv" | awk -F, '{ print (NF >= 13 ? $13 : "w4a8-lqq") }' | awk '!seen[$0]++')
+first=$(echo "$schemes" | head -1)
 n=$(echo "$shapes" | wc -l)
 cols=4
 rows=$(( (n + cols - 1) / cols ))
@@ -27,9 +28,11 @@ rows=$(( (n + cols - 1) / cols ))
       sel="(strcol(13) eq '$s' || (strcol(13) eq '' && '$s' eq 'w4a8-lqq'))"
       echo "'$csv' every ::1 using (${f} && ${sel} && !(valid(12) && \$12 == 1) ? \$3 : NaN):4 with linespoints lw 2 title 'qjit $s', \\"
     done
-    echo "     '$csv' every ::1 using (${f} && \$7>0 ? \$3 : NaN):7 with linespoints dt 2 title 'cublas bf16', \\"
-    echo "     '' every ::1 using (${f} && \$8>0 ? \$3 : NaN):8 with linespoints dt 2 title 'cublas int8', \\"
-    echo "     '' every ::1 using (${f} && \$9>0 ? \$3 : NaN):9 with linespoints dt 2 title 'cublas fp8'"
+    # The peers once (their columns repeat on every scheme's rows).
+    p="${f} && (strcol(13) eq '$first' || strcol(13) eq '')"
+    echo "     '$csv' every ::1 using (${p} && \$7>0 ? \$3 : NaN):7 with linespoints dt 2 title 'cublas bf16', \\"
+    echo "     '' every ::1 using (${p} && \$8>0 ? \$3 : NaN):8 with linespoints dt 2 title 'cublas int8', \\"
+    echo "     '' every ::1 using (${p} && \$9>0 ? \$3 : NaN):9 with linespoints dt 2 title 'cublas fp8'"
   done <<< "$shapes"
   echo "unset multiplot"
 } | gnuplot

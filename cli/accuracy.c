@@ -4,39 +4,21 @@
  * and base/fp16.h's conversions. */
 #define _GNU_SOURCE
 #include "accuracy.h"
+#include "args.h"
 #include "cli.h"
 #include "fp16.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define SPACES " \t\r\n"
-
-__attribute__((format(printf, 3, 4))) static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /*------------------------------------------------------------------------
  * Options
  *------------------------------------------------------------------------*/
-
-static int is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
 
 /* A decimal integer spanning exactly [b, e): digits only (no sign, no
  * spaces), in [min, max]. */
@@ -44,25 +26,25 @@ static int int_in(const char *b, const char *e, long long min, long long max, lo
 {
     int len = (int)(e - b), digits = b < e;
     for (const char *p = b; p < e; p++)
-        digits = digits && is_digit(*p);
+        digits = digits && qa_is_digit(*p);
     if (!digits) {
-        say(err, errlen, "'%.*s' is not a whole number", len, b);
+        qa_say(err, errlen, "'%.*s' is not a whole number", len, b);
         return -1;
     }
     long long x = 0;
     for (const char *p = b; p < e; p++) {
         if (x > (LLONG_MAX - (*p - '0')) / 10) {
-            say(err, errlen, "'%.*s' is out of range (at most %lld)", len, b, max);
+            qa_say(err, errlen, "'%.*s' is out of range (at most %lld)", len, b, max);
             return -1;
         }
         x = x * 10 + (*p - '0');
     }
     if (x < min) {
-        say(err, errlen, "'%.*s' must be at least %lld", len, b, min);
+        qa_say(err, errlen, "'%.*s' must be at least %lld", len, b, min);
         return -1;
     }
     if (x > max) {
-        say(err, errlen, "'%.*s' is out of range (at most %lld)", len, b, max);
+        qa_say(err, errlen, "'%.*s' is out of range (at most %lld)", len, b, max);
         return -1;
     }
     *v = x;
@@ -77,52 +59,11 @@ static int parse_dim(const char *text, long long multiple, long long max, const 
     if (int_in(text, text + strlen(text), multiple, max, &v, err, errlen))
         return -1;
     if (v % multiple) {
-        say(err, errlen, "'%s' is not a multiple of %lld (%s)", text, multiple, why);
+        qa_say(err, errlen, "'%s' is not a multiple of %lld (%s)", text, multiple, why);
         return -1;
     }
     *out = v;
     return 0;
-}
-
-/* Decimal, 0x hex or 0 octal, as bench's --seed; no sign. */
-static int parse_seed(const char *text, uint64_t *out, char *err, size_t errlen)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = is_digit(text[0]) ? strtoull(text, &end, 0) : 0;
-    if (!end || *end) {
-        say(err, errlen, "'%s' is not a number (decimal, 0x hex or 0 octal)", text);
-        return -1;
-    }
-    if (errno == ERANGE) {
-        say(err, errlen, "'%s' is out of range", text);
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* Calls item(b, e) for each comma-separated item, spaces around it trimmed;
- * an empty item is an error ("lqq,,qoq" is a typo). */
-typedef int (*item_fn)(const char *b, const char *e, void *ud, char *err, size_t errlen);
-static int each_item(const char *text, item_fn item, void *ud, char *err, size_t errlen)
-{
-    for (const char *p = text;;) {
-        const char *end = p + strcspn(p, ","), *b = p, *e = end;
-        while (b < e && strchr(SPACES, *b))
-            b++;
-        while (e > b && strchr(SPACES, e[-1]))
-            e--;
-        if (b == e) {
-            say(err, errlen, "empty item in '%s'", text);
-            return -1;
-        }
-        if (item(b, e, ud, err, errlen))
-            return -1;
-        if (!*end)
-            return 0;
-        p = end + 1;
-    }
 }
 
 static const qjit_scheme ALL_SCHEMES[QA_MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ,
@@ -154,8 +95,8 @@ static int scheme_item(const char *b, const char *e, void *ud, char *err, size_t
     qjit_scheme s;
     if ((size_t)len >= sizeof name || (memcpy(name, b, (size_t)len), name[len] = '\0',
                                        qjit_scheme_from_name(name, &s) != QJIT_OK)) {
-        say(err, errlen, "unknown scheme '%.*s' (known: w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, or lqq, qoq, is, "
-            "int8, or all)", len, b);
+        qa_say(err, errlen, "unknown scheme '%.*s' (known: w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, or lqq, qoq, is, "
+               "int8, or all)", len, b);
         return -1;
     }
     add_scheme(l, s);
@@ -177,7 +118,7 @@ static int group_item(const char *b, const char *e, void *ud, char *err, size_t 
         if (l->v[i] == (int)v)
             return 0;
     if (l->n == QA_MAX_GROUPS) {
-        say(err, errlen, "more than %d groups (at '%.*s')", QA_MAX_GROUPS, (int)(e - b), b);
+        qa_say(err, errlen, "more than %d groups (at '%.*s')", QA_MAX_GROUPS, (int)(e - b), b);
         return -1;
     }
     l->v[l->n++] = (int)v;
@@ -199,72 +140,53 @@ void qa_args_init(qa_args *a)
     a->ngroups = 3;
 }
 
+/* Applies one option of `qjit quant-error` to its qa_args (args.h's take). */
+static int quant_error_take(void *args, const char *o, const char *v, char *msg, size_t msglen)
+{
+    qa_args *a = args;
+    if (!strcmp(o, "--n"))
+        return parse_dim(v, 16, QA_MAX_DIM, "the packed layouts take output channels in blocks of 16", &a->n, msg,
+                         msglen);
+    if (!strcmp(o, "--k"))
+        return parse_dim(v, 256, QA_MAX_DIM, "so that groups of 64, 128 and 256 all fit", &a->k, msg, msglen);
+    if (!strcmp(o, "--m"))
+        return int_in(v, v + strlen(v), 1, QA_MAX_M, &a->m, msg, msglen);
+    if (!strcmp(o, "--seed"))
+        return qa_parse_seed(v, &a->seed, msg, msglen);
+    if (!strcmp(o, "--schemes")) {
+        /* Straight into the arguments: a refused list fails the whole parse,
+         * and qa_parse_args then drops its copy. */
+        scheme_list l = {a->schemes, 0};
+        int rc = qa_each_item(v, ",", scheme_item, &l, msg, msglen);
+        a->nschemes = l.n;
+        return rc;
+    }
+    if (!strcmp(o, "--groups")) {
+        group_list l = {a->groups, 0};
+        int rc = qa_each_item(v, ",", group_item, &l, msg, msglen);
+        a->ngroups = l.n;
+        return rc;
+    }
+    if (!strcmp(o, "--csv"))
+        a->csv_path = v;
+    else
+        a->json_path = v;
+    return 0;
+}
+
 int qa_parse_args(int argc, char **argv, qa_args *out, char *err, size_t errlen)
 {
+    static const qa_option options[] = {
+        {"--n", QA_VALUE},       {"--k", QA_VALUE},      {"--m", QA_VALUE},   {"--seed", QA_VALUE},
+        {"--schemes", QA_VALUE}, {"--groups", QA_VALUE}, {"--csv", QA_NAME}, {"--json", QA_NAME}};
+    static const qa_command cmd = {options, sizeof options / sizeof *options, quant_error_take};
     qa_args a;    /* filled here, copied out only on success */
     char msg[512];
     qa_args_init(&a);
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            a.help = 1;
-            break;
-        }
-        static const char *const valued[] = {"--n", "--k", "--m", "--seed", "--schemes", "--groups", "--csv",
-                                             "--json"};
-        int known = 0;
-        for (size_t j = 0; j < sizeof valued / sizeof *valued && !known; j++)
-            known = !strcmp(o, valued[j]);
-        if (!known) {
-            say(err, errlen, "unknown option '%s'", o);
-            return -1;
-        }
-        if (i + 1 >= argc) {
-            say(err, errlen, "%s needs a value", o);
-            return -1;
-        }
-        const char *v = argv[++i];
-        int rc = 0;
-        msg[0] = '\0';
-        if (!strcmp(o, "--n")) {
-            rc = parse_dim(v, 16, QA_MAX_DIM, "the packed layouts take output channels in blocks of 16", &a.n, msg,
-                           sizeof msg);
-        } else if (!strcmp(o, "--k")) {
-            rc = parse_dim(v, 256, QA_MAX_DIM, "so that groups of 64, 128 and 256 all fit", &a.k, msg, sizeof msg);
-        } else if (!strcmp(o, "--m")) {
-            rc = int_in(v, v + strlen(v), 1, QA_MAX_M, &a.m, msg, sizeof msg);
-        } else if (!strcmp(o, "--seed")) {
-            rc = parse_seed(v, &a.seed, msg, sizeof msg);
-        } else if (!strcmp(o, "--schemes")) {
-            qjit_scheme s[QA_MAX_SCHEMES];
-            scheme_list l = {s, 0};
-            rc = each_item(v, scheme_item, &l, msg, sizeof msg);
-            if (!rc) {
-                memcpy(a.schemes, s, sizeof s);
-                a.nschemes = l.n;
-            }
-        } else if (!strcmp(o, "--groups")) {
-            int g[QA_MAX_GROUPS];
-            group_list l = {g, 0};
-            rc = each_item(v, group_item, &l, msg, sizeof msg);
-            if (!rc) {
-                memcpy(a.groups, g, sizeof g);
-                a.ngroups = l.n;
-            }
-        } else if (!*v) {
-            /* --csv, --json: an empty name is a slip (an unset shell variable), not a request. */
-            snprintf(msg, sizeof msg, "the value is empty");
-            rc = 1;
-        } else if (!strcmp(o, "--csv")) {
-            a.csv_path = v;
-        } else {
-            a.json_path = v;
-        }
-        if (rc) {
-            say(err, errlen, "%s: %s", o, msg);
-            return -1;
-        }
-    }
+    int rc = qa_parse_options(argc, argv, &cmd, &a, msg, sizeof msg, err, errlen);
+    if (rc < 0)
+        return -1;
+    a.help = rc;
     *out = a;
     return 0;
 }
@@ -506,7 +428,7 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     size_t wb = array_bytes(N, K, sizeof(float)), xb = array_bytes(M, K, sizeof(uint16_t)),
            qb = array_bytes(M, K, 1), yb = array_bytes(M, N, sizeof(double));
     if (!wb || !xb || !qb || !yb) {
-        say(err, errlen, "the layer N=%lld K=%lld M=%lld is empty or too large", (long long)N, (long long)K,
+        qa_say(err, errlen, "the layer N=%lld K=%lld M=%lld is empty or too large", (long long)N, (long long)K,
             (long long)M);
         return -1;
     }
@@ -519,7 +441,7 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     L->w_outliers = malloc((size_t)outl * sizeof(int64_t));
     L->x_outliers = malloc((size_t)outl * sizeof(int64_t));
     if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->w_outliers || !L->x_outliers) {
-        say(err, errlen, "out of memory for a %lld x %lld layer with M=%lld", (long long)N, (long long)K,
+        qa_say(err, errlen, "out of memory for a %lld x %lld layer with M=%lld", (long long)N, (long long)K,
             (long long)M);
         qa_layer_free(L);
         return -1;
@@ -530,13 +452,13 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     if (st) {
         char m[512];
         lib_message(ctx, st, m, sizeof m);
-        say(err, errlen, "quantizing the activations failed: %s", m);
+        qa_say(err, errlen, "quantizing the activations failed: %s", m);
         qa_layer_free(L);
         return -1;
     }
     double *X = x_double(L, 0);
     if (!X || qa_gemm_f64(X, M, L->W, N, K, L->Yref)) {
-        say(err, errlen, "out of memory computing the reference product");
+        qa_say(err, errlen, "out of memory computing the reference product");
         free(X);
         qa_layer_free(L);
         return -1;
@@ -558,7 +480,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
         /* Once more through the quantizer, which says why (the shape is checked first). */
         st = qjit_quantize_weights(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, NULL, 0, &written);
         lib_message(ctx, st, m, sizeof m);
-        say(err, errlen, "%s g=%d: %s", name, group, m);
+        qa_say(err, errlen, "%s g=%d: %s", name, group, m);
         return -1;
     }
     size_t yb = array_bytes(L->M, L->N, sizeof(float)), db = array_bytes(L->M, L->N, sizeof(double));
@@ -567,7 +489,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     double *Yd = db ? malloc(db) : NULL;
     int rc = -1;
     if (!packed || !Y || !Yd) {
-        say(err, errlen, "%s g=%d: out of memory (%zu bytes of packed weights)", name, group, cap);
+        qa_say(err, errlen, "%s g=%d: out of memory (%zu bytes of packed weights)", name, group, cap);
         goto done;
     }
     qjit_weights_info info;
@@ -583,7 +505,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     }
     if (st) {
         lib_message(ctx, st, m, sizeof m);
-        say(err, errlen, "%s g=%d: %s failed: %s", name, group, what, m);
+        qa_say(err, errlen, "%s g=%d: %s failed: %s", name, group, what, m);
         goto done;
     }
     size_t count = (size_t)(L->M * L->N);
@@ -610,7 +532,7 @@ int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen)
     double *X = x_double(L, 1), *Y = yb ? malloc(yb) : NULL;
     int rc = -1;
     if (!X || !Y || qa_gemm_f64(X, L->M, L->W, L->N, L->K, Y)) {
-        say(err, errlen, "out of memory computing the activations-only product");
+        qa_say(err, errlen, "out of memory computing the activations-only product");
     } else {
         memset(out, 0, sizeof *out);
         qa_errors(Y, L->Yref, (size_t)(L->M * L->N), &out->rel_error, &out->max_error);
@@ -663,7 +585,7 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
             if (st) {
                 st = qjit_quantize_weights(ctx, s, group, &dummy, QJIT_DTYPE_F32, a->n, a->k, NULL, 0, &written);
                 lib_message(ctx, st, m, sizeof m);
-                say(err, errlen, "%s g=%d on a %lld x %lld layer: %s", qjit_scheme_name(s), group, a->n, a->k, m);
+                qa_say(err, errlen, "%s g=%d on a %lld x %lld layer: %s", qjit_scheme_name(s), group, a->n, a->k, m);
                 return -1;
             }
             p.jobs[p.njobs++] = (qa_job){s, group};

@@ -19,7 +19,7 @@ static const char usage_main[] =
     "                       list, verify or empty the disk cache\n"
     "  demo                 quantize a Llama-2-7B-sized layer, run it and check it against\n"
     "                       the CPU reference (without a GPU: pre-compile the default set)\n"
-    "  bench                time W4A8 layers against cuBLASLt BF16/INT8/FP8 on the same GPU\n"
+    "  bench                time each scheme's layers against cuBLASLt BF16/INT8/FP8 on the same GPU\n"
     "                       (Llama shapes, M = 1..4096), write a table, CSV and JSON\n"
     "  quant-error          how accurate each scheme and group size is on an LLM-like layer\n"
     "                       (CPU only: error against the exact product, bits per weight)\n"

@@ -305,7 +305,7 @@ typedef struct qjit_weights_info {
 QJIT_API qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed, size_t bytes, qjit_weights_info *info);
 
 /*! qjit_reference_quantize_activations() : CPU reference of the A8 per-token
- *  quantization (ALGORITHMS.md section 1): X (M x K, FP16 bits) to Xq and sx.
+ *  quantization (docs/schemes.md, activations): X (M x K, FP16 bits) to Xq and sx.
  *  Bit-identical to the GPU kernel. */
 QJIT_API qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K,
                                                          const uint16_t *X, int8_t *Xq, float *sx);

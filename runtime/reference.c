@@ -161,11 +161,10 @@ typedef struct gemm_worker {
  * through the scheme's epilogue (the kernels' float operations). */
 static void store_block(const gemm_job *job, int64_t m0, int rows, int64_t n0, const uint32_t *sum)
 {
-    const qjit__scheme *s = job->view->scheme;
     for (int j = 0; j < NR; j++) {
         float scale;
         int32_t zero;
-        s->channel(job->view, n0 + j, &scale, &zero);
+        qjit__channel(job->view, n0 + j, &scale, &zero);
         for (int i = 0; i < rows; i++) {
             int64_t m = m0 + i, n = n0 + j;
             int32_t a = (int32_t)sum[i * NR + j];   /* two's complement: the int32 the GPU holds */

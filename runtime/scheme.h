@@ -54,8 +54,9 @@ typedef struct qjit__scheme {
     /* Fold schemes (w4a8-is): the integer scale of row n and group gi that
      * multiplies the group's INT32 sum; NULL for the others. */
     int32_t (*group_scale)(const qjit__weights_view *v, int64_t n, int64_t gi);
-    /* Channel n's epilogue scale and zero point (0: none). */
-    void (*channel)(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero);
+    /* The sections the epilogue reads per output channel: its float scale,
+     * and its int32 zero point (-1: none; an empty section: none either). */
+    int scale_section, zero_section;
 } qjit__scheme;
 
 /* The scheme of a value; NULL if there is none. */
@@ -79,9 +80,12 @@ float qjit__level1_row(const float *w, int64_t K, int8_t *q8);
 int qjit__round_div(int num, int den);
 /* The group parameters of a view: entry for (row block nb, group gi). */
 const uint8_t *qjit__gparams_entry(const qjit__weights_view *v, int64_t nb, int64_t gi);
-/* A per-channel float / int32 of section `section` of a view. */
-float qjit__channel_f32(const qjit__weights_view *v, int section, int64_t n);
-int32_t qjit__channel_i32(const qjit__weights_view *v, int section, int64_t n);
+/* Channel n's epilogue scale and zero point (0 where the scheme has none). */
+void qjit__channel(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero);
+/* Bytes per 16-row slab of the three sections of a 4-bit scheme with group
+ * parameters and a per-channel scale (w4a8-lqq, w4a8-is): qweight, gparams,
+ * scale. */
+size_t qjit__slab_bytes_q4(int i, int64_t K, int group);
 /* Group-size check shared by schemes taking 0 or multiples of 64. */
 const char *qjit__group_0_or_64(int group);
 

@@ -40,15 +40,6 @@ static const char *group_problem(int group)
     return qjit__group_0_or_64(group);
 }
 
-static size_t slab_bytes(int i, int64_t K, int group)
-{
-    const int64_t G = group ? group : K;
-    switch (i) {
-    case QWEIGHT: return (size_t)(QJIT__PACK_N * K / 2);
-    case GPARAMS: return (size_t)(K / G) * QJIT__GPARAMS_ENTRY;
-    default: return QJIT__PACK_N * sizeof(float);
-    }
-}
 
 static size_t scratch_bytes(int64_t K, int group)
 {
@@ -171,11 +162,6 @@ static int32_t group_scale(const qjit__weights_view *v, int64_t n, int64_t gi)
     return (int32_t)(lo | hi << 8);
 }
 
-static void channel(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero)
-{
-    *scale = qjit__channel_f32(v, SCALE, n);
-    *zero = 0;
-}
 
 const qjit__scheme qjit__scheme_is = {
     .id = QJIT_SCHEME_W4A8_IS,
@@ -185,11 +171,12 @@ const qjit__scheme qjit__scheme_is = {
     .sections = {"qweight", "gparams", "scale"},
     .param_is_alpha = 1,
     .group_problem = group_problem,
-    .slab_bytes = slab_bytes,
+    .slab_bytes = qjit__slab_bytes_q4,
     .scratch_bytes = scratch_bytes,
     .prepare = prepare,
     .quantize_slab = quantize_slab,
     .operand = operand,
     .group_scale = group_scale,
-    .channel = channel,
+    .scale_section = 2,
+    .zero_section = -1,
 };

@@ -19,15 +19,6 @@
 
 enum { QWEIGHT, GPARAMS, SCALE };
 
-static size_t slab_bytes(int i, int64_t K, int group)
-{
-    const int64_t G = group ? group : K;
-    switch (i) {
-    case QWEIGHT: return (size_t)(QJIT__PACK_N * K / 2);
-    case GPARAMS: return (size_t)(K / G) * QJIT__GPARAMS_ENTRY;
-    default: return QJIT__PACK_N * sizeof(float);
-    }
-}
 
 /* Scratch of one slab: Q8 and Q4 of 16 rows, s and a of 16 rows' groups. */
 static size_t scratch_bytes(int64_t K, int group)
@@ -90,11 +81,6 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
         }
 }
 
-static void channel(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero)
-{
-    *scale = qjit__channel_f32(v, SCALE, n);
-    *zero = 0;
-}
 
 const qjit__scheme qjit__scheme_lqq = {
     .id = QJIT_SCHEME_W4A8_LQQ,
@@ -103,9 +89,10 @@ const qjit__scheme qjit__scheme_lqq = {
     .nsections = 3,
     .sections = {"qweight", "gparams", "scale"},
     .group_problem = qjit__group_0_or_64,
-    .slab_bytes = slab_bytes,
+    .slab_bytes = qjit__slab_bytes_q4,
     .scratch_bytes = scratch_bytes,
     .quantize_slab = quantize_slab,
     .operand = operand,
-    .channel = channel,
+    .scale_section = 2,
+    .zero_section = -1,
 };

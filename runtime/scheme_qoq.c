@@ -145,11 +145,6 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
         }
 }
 
-static void channel(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero)
-{
-    *scale = qjit__channel_f32(v, SCALE, n);
-    *zero = v->group == 0 ? qjit__channel_i32(v, ZERO, n) : 0;
-}
 
 const qjit__scheme qjit__scheme_qoq = {
     .id = QJIT_SCHEME_W4A8_QOQ,
@@ -162,5 +157,6 @@ const qjit__scheme qjit__scheme_qoq = {
     .scratch_bytes = scratch_bytes,
     .quantize_slab = quantize_slab,
     .operand = operand,
-    .channel = channel,
+    .scale_section = 2,
+    .zero_section = 3,
 };

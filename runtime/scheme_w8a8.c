@@ -60,11 +60,6 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
     qjit__unpack8_rows(qjit__view_section(&p, QWEIGHT), rows, v->K, wq);
 }
 
-static void channel(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero)
-{
-    *scale = qjit__channel_f32(v, SCALE, n);
-    *zero = 0;
-}
 
 const qjit__scheme qjit__scheme_w8a8 = {
     .id = QJIT_SCHEME_W8A8,
@@ -77,5 +72,6 @@ const qjit__scheme qjit__scheme_w8a8 = {
     .scratch_bytes = scratch_bytes,
     .quantize_slab = quantize_slab,
     .operand = operand,
-    .channel = channel,
+    .scale_section = 1,
+    .zero_section = -1,
 };

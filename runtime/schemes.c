@@ -102,14 +102,23 @@ const uint8_t *qjit__gparams_entry(const qjit__weights_view *v, int64_t nb, int6
     return qjit__view_section(v, 1) + (size_t)(nb * groups + gi) * QJIT__GPARAMS_ENTRY;
 }
 
-float qjit__channel_f32(const qjit__weights_view *v, int section, int64_t n)
+void qjit__channel(const qjit__weights_view *v, int64_t n, float *scale, int32_t *zero)
 {
-    return qjit__load_f32(qjit__view_section(v, section) + 4 * n);
+    const qjit__scheme *s = v->scheme;
+    *scale = qjit__load_f32(qjit__view_section(v, s->scale_section) + 4 * n);
+    *zero = s->zero_section >= 0 && v->sections[s->zero_section].bytes
+                ? (int32_t)qjit__load_u32(qjit__view_section(v, s->zero_section) + 4 * n)
+                : 0;
 }
 
-int32_t qjit__channel_i32(const qjit__weights_view *v, int section, int64_t n)
+size_t qjit__slab_bytes_q4(int i, int64_t K, int group)
 {
-    return (int32_t)qjit__load_u32(qjit__view_section(v, section) + 4 * n);
+    const int64_t G = group ? group : K;
+    switch (i) {
+    case 0: return (size_t)(QJIT__PACK_N * K / 2);                   /* qweight */
+    case 1: return (size_t)(K / G) * QJIT__GPARAMS_ENTRY;            /* gparams */
+    default: return QJIT__PACK_N * sizeof(float);                    /* scale */
+    }
 }
 
 const char *qjit__group_0_or_64(int group)

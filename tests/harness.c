@@ -116,6 +116,110 @@ struct qjit_context *qt_bare_context(void)
     return &ctx;
 }
 
+uint64_t qt_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+uint32_t qt_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void qt_put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint32_t qt_bits_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+float qt_float_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+void *qt_counting_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
+{
+    qt_alloc_counts *c = ud;
+    size_t *old = ptr ? (size_t *)ptr - 2 : NULL;   /* two words keep the block aligned as malloc's */
+    if (old && old[0] != old_size)
+        c->size_mismatches++;
+    if (new_size == 0) {
+        if (old) {
+            c->live--;
+            free(old);
+        }
+        return NULL;
+    }
+    c->calls++;
+    if (c->fail_after == 0)
+        return NULL;
+    if (c->fail_after > 0)
+        c->fail_after--;
+    size_t *b = malloc(new_size + 2 * sizeof(size_t));
+    if (!b)
+        return NULL;
+    b[0] = new_size;
+    if (old) {
+        memcpy(b + 2, old + 2, old_size < new_size ? old_size : new_size);
+        free(old);
+    } else {
+        c->live++;
+    }
+    return b + 2;
+}
+
+void qt_use_counting_alloc(struct qjit_context *ctx, qt_alloc_counts *c)
+{
+    ctx->host_realloc = qt_counting_realloc;
+    ctx->host_ud = c;
+}
+
+/* The options of a parser test, quoted, for the failure messages. */
+static const char *joined(int argc, char **argv)
+{
+    static char s[2048];
+    s[0] = '\0';
+    for (int i = 1; i < argc; i++)
+        snprintf(s + strlen(s), sizeof s - strlen(s), "%s'%s'", i > 1 ? " " : "", argv[i]);
+    return s;
+}
+
+void qt_parse_ok(const qt_parser *p, void *out, int argc, char **argv)
+{
+    char err[1024] = "";
+    memset(out, 0x5A, p->size);
+    int rc = p->parse(argc, argv, out, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s refused: %s", joined(argc, argv), err);
+}
+
+void qt_parse_bad(const qt_parser *p, const char *n1, const char *n2, int argc, char **argv)
+{
+    char err[1024] = "";
+    unsigned char *out = qt_xmalloc(p->size), *before = qt_xmalloc(p->size);
+    memset(out, 0x5A, p->size);
+    memcpy(before, out, p->size);
+    int rc = p->parse(argc, argv, out, err, sizeof err);
+    ck_assert_msg(rc == -1, "%s accepted (rc %d)", joined(argc, argv), rc);
+    ck_assert_msg(err[0] != '\0', "%s: no message", joined(argc, argv));
+    ck_assert_msg(!n1 || strstr(err, n1), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n1);
+    ck_assert_msg(!n2 || strstr(err, n2), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n2);
+    ck_assert_msg(!memcmp(out, before, p->size), "%s: output changed on failure", joined(argc, argv));
+    free(out);
+    free(before);
+}
+
 int main(void)
 {
     /* Line by line, so that what a test printed survives a timeout that

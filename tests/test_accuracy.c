@@ -16,53 +16,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* argv for qa_parse_args: the command name, then the options. */
-#define ARGV(...) ((char *[]){"quant-error", __VA_ARGS__})
-#define ARGC(...) ((int)(sizeof ARGV(__VA_ARGS__) / sizeof(char *)))
-#define PARSE_OK(out, ...) parse_ok(out, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+/* qa_parse_args for the harness's parser checks (qt_parse_ok,
+ * qt_parse_bad), which see its output only as bytes. */
+static int parse(int argc, char **argv, void *out, char *err, size_t errlen)
+{
+    return qa_parse_args(argc, argv, out, err, errlen);
+}
+static const qt_parser parser = {parse, sizeof(qa_args)};
+
+/* Expects the options (after the command name) to be accepted into out. */
+#define PARSE_OK(out, ...) \
+    qt_parse_ok(&parser, out, QT_ARGC("quant-error", __VA_ARGS__), QT_ARGV("quant-error", __VA_ARGS__))
 /* Expects a refusal whose message contains both needles (NULL: no check). */
-#define PARSE_BAD(n1, n2, ...) parse_bad(n1, n2, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
-
-static const char *joined(int argc, char **argv)
-{
-    static char s[2048];
-    s[0] = '\0';
-    for (int i = 1; i < argc; i++)
-        snprintf(s + strlen(s), sizeof s - strlen(s), "%s'%s'", i > 1 ? " " : "", argv[i]);
-    return s;
-}
-
-static void parse_ok(qa_args *out, int argc, char **argv)
-{
-    char err[1024] = "";
-    memset(out, 0x5A, sizeof *out);
-    int rc = qa_parse_args(argc, argv, out, err, sizeof err);
-    ck_assert_msg(rc == 0, "%s refused: %s", joined(argc, argv), err);
-}
-
-static void parse_bad(const char *n1, const char *n2, int argc, char **argv)
-{
-    char err[1024] = "";
-    qa_args out, before;
-    memset(&out, 0x5A, sizeof out);
-    before = out;
-    int rc = qa_parse_args(argc, argv, &out, err, sizeof err);
-    ck_assert_msg(rc == -1, "%s accepted (rc %d)", joined(argc, argv), rc);
-    ck_assert_msg(err[0] != '\0', "%s: no message", joined(argc, argv));
-    ck_assert_msg(!n1 || strstr(err, n1), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n1);
-    ck_assert_msg(!n2 || strstr(err, n2), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n2);
-    ck_assert_msg(!memcmp(&out, &before, sizeof out), "%s: output changed on failure", joined(argc, argv));
-}
+#define PARSE_BAD(n1, n2, ...) \
+    qt_parse_bad(&parser, n1, n2, QT_ARGC("quant-error", __VA_ARGS__), QT_ARGV("quant-error", __VA_ARGS__))
 
 /*------------------------------------------------------------------------
  * Options
  *------------------------------------------------------------------------*/
 
+/* These mirror test_bench.c's option tests: the rules are shared (cli/args.c), the options and fields are not. */
+
 START_TEST(defaults)
 {
     char *argv[] = {"quant-error"};
     qa_args a;
-    parse_ok(&a, 1, argv);
+    qt_parse_ok(&parser, &a, 1, argv);
     ck_assert_int_eq(a.n, 4096);
     ck_assert_int_eq(a.k, 4096);
     ck_assert_int_eq(a.m, 64);
@@ -140,7 +119,7 @@ START_TEST(each_option)
     ck_assert_int_eq(a.groups[0], 100);
 
     char *argv[] = {"quant-error", "--csv", "out.csv", "--json", "out.json"};
-    parse_ok(&a, 5, argv);
+    qt_parse_ok(&parser, &a, 5, argv);
     ck_assert_ptr_eq(a.csv_path, argv[2]);       /* pointers into argv */
     ck_assert_ptr_eq(a.json_path, argv[4]);
 
@@ -175,7 +154,7 @@ START_TEST(unknown_and_missing)
     static const char *valued[] = {"--n", "--k", "--m", "--seed", "--schemes", "--groups", "--csv", "--json"};
     for (size_t i = 0; i < sizeof valued / sizeof *valued; i++) {
         char *argv[] = {"quant-error", "--m", "9", (char *)valued[i]};
-        parse_bad(valued[i], "needs a value", 4, argv);
+        qt_parse_bad(&parser, valued[i], "needs a value", 4, argv);
     }
     PARSE_BAD("--csv", "empty", "--csv", "");
     PARSE_BAD("--json", "empty", "--json", "");
@@ -190,9 +169,9 @@ START_TEST(bad_numbers)
         char quoted[32];
         snprintf(quoted, sizeof quoted, "'%s'", junk[i]);
         char *n[] = {"quant-error", "--n", (char *)junk[i]};
-        parse_bad("--n", quoted, 3, n);
+        qt_parse_bad(&parser, "--n", quoted, 3, n);
         char *m[] = {"quant-error", "--m", (char *)junk[i]};
-        parse_bad("--m", quoted, 3, m);
+        qt_parse_bad(&parser, "--m", quoted, 3, m);
     }
     /* Below the minimum, not a multiple, out of range. */
     PARSE_BAD("--n", "at least 16", "--n", "0");
@@ -240,13 +219,13 @@ START_TEST(bad_lists)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", 64 * (i + 1));
     qa_args a;
     char *ok[] = {"quant-error", "--groups", list};
-    parse_ok(&a, 3, ok);
+    qt_parse_ok(&parser, &a, 3, ok);
     ck_assert_int_eq(a.ngroups, QA_MAX_GROUPS);
     strcat(list, ",64");                         /* a repeat is no new group */
-    parse_ok(&a, 3, ok);
+    qt_parse_ok(&parser, &a, 3, ok);
     ck_assert_int_eq(a.ngroups, QA_MAX_GROUPS);
     strcat(list, ",7");
-    parse_bad("--groups", "'7'", 3, ok);
+    qt_parse_bad(&parser, "--groups", "'7'", 3, ok);
 }
 END_TEST
 

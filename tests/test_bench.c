@@ -11,43 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* argv for qb_parse_bench_args: the command name, then the options. */
-#define ARGV(...) ((char *[]){"bench", __VA_ARGS__})
-#define ARGC(...) ((int)(sizeof ARGV(__VA_ARGS__) / sizeof(char *)))
-#define PARSE_OK(out, ...) parse_ok(out, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+/* qb_parse_bench_args for the harness's parser checks (qt_parse_ok,
+ * qt_parse_bad), which see its output only as bytes. */
+static int parse(int argc, char **argv, void *out, char *err, size_t errlen)
+{
+    return qb_parse_bench_args(argc, argv, out, err, errlen);
+}
+static const qt_parser parser = {parse, sizeof(qb_bench_args)};
+
+/* Expects the options (after the command name) to be accepted into out. */
+#define PARSE_OK(out, ...) \
+    qt_parse_ok(&parser, out, QT_ARGC("bench", __VA_ARGS__), QT_ARGV("bench", __VA_ARGS__))
 /* Expects a refusal whose message contains both needles (NULL: no check). */
-#define PARSE_BAD(n1, n2, ...) parse_bad(n1, n2, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
-
-static const char *joined(int argc, char **argv)
-{
-    static char s[2048];
-    s[0] = '\0';
-    for (int i = 1; i < argc; i++)
-        snprintf(s + strlen(s), sizeof s - strlen(s), "%s'%s'", i > 1 ? " " : "", argv[i]);
-    return s;
-}
-
-static void parse_ok(qb_bench_args *out, int argc, char **argv)
-{
-    char err[1024] = "";
-    memset(out, 0x5A, sizeof *out);
-    int rc = qb_parse_bench_args(argc, argv, out, err, sizeof err);
-    ck_assert_msg(rc == 0, "%s refused: %s", joined(argc, argv), err);
-}
-
-static void parse_bad(const char *n1, const char *n2, int argc, char **argv)
-{
-    char err[1024] = "";
-    qb_bench_args out, before;
-    memset(&out, 0x5A, sizeof out);
-    before = out;
-    int rc = qb_parse_bench_args(argc, argv, &out, err, sizeof err);
-    ck_assert_msg(rc == -1, "%s accepted (rc %d)", joined(argc, argv), rc);
-    ck_assert_msg(err[0] != '\0', "%s: no message", joined(argc, argv));
-    ck_assert_msg(!n1 || strstr(err, n1), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n1);
-    ck_assert_msg(!n2 || strstr(err, n2), "%s: message \"%s\" does not mention \"%s\"", joined(argc, argv), err, n2);
-    ck_assert_msg(!memcmp(&out, &before, sizeof out), "%s: output changed on failure", joined(argc, argv));
-}
+#define PARSE_BAD(n1, n2, ...) \
+    qt_parse_bad(&parser, n1, n2, QT_ARGC("bench", __VA_ARGS__), QT_ARGV("bench", __VA_ARGS__))
 
 static char *write_file(const char *dir, const char *name, const char *text)
 {
@@ -67,7 +44,7 @@ START_TEST(defaults)
     static const long long ms[10] = {1, 4, 16, 32, 64, 128, 256, 512, 1024, 4096};
     char *argv[] = {"bench"};
     qb_bench_args a;
-    parse_ok(&a, 1, argv);
+    qt_parse_ok(&parser, &a, 1, argv);
     ck_assert_int_eq(a.nshapes, 8);
     for (int i = 0; i < 8; i++) {
         ck_assert_int_eq(a.shapes[i][0], shapes[i][0]);
@@ -143,7 +120,7 @@ START_TEST(each_option)
     ck_assert_str_eq(a.schemes, "lqq,w8a8");     /* names are the library's to check */
 
     char *argv[] = {"bench", "--variant", "key-a", "--m", "16", "--variant", "key-b"};
-    parse_ok(&a, 7, argv);
+    qt_parse_ok(&parser, &a, 7, argv);
     ck_assert_int_eq(a.nvariants, 2);
     ck_assert_ptr_eq(a.variants[0], argv[2]);    /* pointers into argv */
     ck_assert_ptr_eq(a.variants[1], argv[6]);
@@ -183,7 +160,7 @@ START_TEST(unknown_and_missing)
                                    "--reps", "--seed", "--csv", "--json", "--scheme"};
     for (size_t i = 0; i < sizeof valued / sizeof *valued; i++) {
         char *argv[] = {"bench", "--reps", "9", (char *)valued[i]};
-        parse_bad(valued[i], "needs a value", 4, argv);
+        qt_parse_bad(&parser, valued[i], "needs a value", 4, argv);
     }
     PARSE_BAD("--csv", "empty", "--csv", "");
     PARSE_BAD("--json", "empty", "--json", "");
@@ -250,7 +227,7 @@ START_TEST(bad_shapes)
         snprintf(list, sizeof list, "64x64,%s", bad[i]);
         snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
         char *argv[] = {"bench", "--shapes", list};
-        parse_bad("--shapes", quoted, 3, argv);
+        qt_parse_bad(&parser, "--shapes", quoted, 3, argv);
     }
     PARSE_BAD("--shapes", "'4096x'", "--shapes", "4096x");
     PARSE_BAD("--shapes", "'4096x'", "--shapes", "4096x,abc");
@@ -272,23 +249,23 @@ START_TEST(too_many)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%dx64", i ? "," : "", 16 * (i + 1));
     char *ok[] = {"bench", "--shapes", list};
     qb_bench_args a;
-    parse_ok(&a, 3, ok);
+    qt_parse_ok(&parser, &a, 3, ok);
     ck_assert_int_eq(a.nshapes, QB_MAX_SHAPES);
     ck_assert_int_eq(a.shapes[QB_MAX_SHAPES - 1][0], 16 * QB_MAX_SHAPES);
     strcat(list, ",16x16");
     char *bad[] = {"bench", "--shapes", list};
-    parse_bad("--shapes", "'16x16'", 3, bad);
+    qt_parse_bad(&parser, "--shapes", "'16x16'", 3, bad);
 
     char ms[1024] = "";
     for (int i = 0; i < QB_MAX_MS; i++)
         snprintf(ms + strlen(ms), sizeof ms - strlen(ms), "%s%d", i ? "," : "", i + 1);
     char *mok[] = {"bench", "--m", ms};
-    parse_ok(&a, 3, mok);
+    qt_parse_ok(&parser, &a, 3, mok);
     ck_assert_int_eq(a.nms, QB_MAX_MS);
     ck_assert_int_eq(a.ms[QB_MAX_MS - 1], QB_MAX_MS);
     strcat(ms, ",777");
     char *mbad[] = {"bench", "--m", ms};
-    parse_bad("--m", "'777'", 3, mbad);
+    qt_parse_bad(&parser, "--m", "'777'", 3, mbad);
 
     char *vok[2 * QB_MAX_VARIANTS + 3];
     int n = 0;
@@ -297,11 +274,11 @@ START_TEST(too_many)
         vok[n++] = "--variant";
         vok[n++] = "k";
     }
-    parse_ok(&a, n, vok);
+    qt_parse_ok(&parser, &a, n, vok);
     ck_assert_int_eq(a.nvariants, QB_MAX_VARIANTS);
     vok[n++] = "--variant";
     vok[n++] = "ninth";
-    parse_bad("--variant", "'ninth'", n, vok);
+    qt_parse_bad(&parser, "--variant", "'ninth'", n, vok);
 }
 END_TEST
 
@@ -332,7 +309,7 @@ START_TEST(shapes_file)
     /* Through the options: replaces the default shapes. */
     qb_bench_args a;
     char *argv[] = {"bench", "--shapes-file", good};
-    parse_ok(&a, 3, argv);
+    qt_parse_ok(&parser, &a, 3, argv);
     ck_assert_int_eq(a.nshapes, 4);
     ck_assert_int_eq(a.shapes[3][0], 11008);
 
@@ -342,16 +319,16 @@ START_TEST(shapes_file)
     ck_assert_int_eq(qb_read_shapes_file(bad, s, QB_MAX_SHAPES, err, sizeof err), -1);
     ck_assert_msg(strstr(err, bad) && strstr(err, ":4:") && strstr(err, "'4096x'"), "message: %s", err);
     char *argv_bad[] = {"bench", "--shapes-file", bad};
-    parse_bad("--shapes-file", ":4:", 3, argv_bad);
+    qt_parse_bad(&parser, "--shapes-file", ":4:", 3, argv_bad);
 
     char *empty_item = write_file(dir, "empty-item.txt", "64x64\n64x64,,128x128\n");
     char *argv_ei[] = {"bench", "--shapes-file", empty_item};
-    parse_bad(":2:", "empty", 3, argv_ei);
+    qt_parse_bad(&parser, ":2:", "empty", 3, argv_ei);
 
     /* No shapes at all is not a benchmark. */
     char *none = write_file(dir, "none.txt", "# nothing\n\n");
     char *argv_none[] = {"bench", "--shapes-file", none};
-    parse_bad(none, "no shapes", 3, argv_none);
+    qt_parse_bad(&parser, none, "no shapes", 3, argv_none);
 
     /* Too many: the line where it overflowed. */
     char big[8192] = "";
@@ -361,15 +338,15 @@ START_TEST(shapes_file)
     char line[32];
     snprintf(line, sizeof line, ":%d:", QB_MAX_SHAPES + 1);
     char *argv_many[] = {"bench", "--shapes-file", many};
-    parse_bad(line, "more than", 3, argv_many);
+    qt_parse_bad(&parser, line, "more than", 3, argv_many);
 
     /* Missing, and unreadable as a file. */
     char *missing = NULL;
     ck_assert_int_ge(asprintf(&missing, "%s/no-such-file.txt", dir), 0);
     char *argv_missing[] = {"bench", "--shapes-file", missing};
-    parse_bad("--shapes-file", missing, 3, argv_missing);
+    qt_parse_bad(&parser, "--shapes-file", missing, 3, argv_missing);
     char *argv_dir[] = {"bench", "--shapes-file", dir};
-    parse_bad("--shapes-file", dir, 3, argv_dir);
+    qt_parse_bad(&parser, "--shapes-file", dir, 3, argv_dir);
 
     free(good); free(bad); free(empty_item); free(none); free(many); free(missing);
     qt_rmtree(dir);

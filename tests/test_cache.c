@@ -1269,44 +1269,6 @@ END_TEST
  * Allocation failures
  *------------------------------------------------------------------------*/
 
-/* An allocator that fails after `budget` allocations, counts live blocks and
- * checks every free is given the size that was allocated. */
-typedef struct fault_alloc {
-    long budget;                 /* < 0: unlimited */
-    long live;
-    long size_mismatches;
-} fault_alloc;
-
-static void *fault_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
-{
-    fault_alloc *fa = ud;
-    size_t *old = ptr ? (size_t *)ptr - 2 : NULL;
-    if (old && old[0] != old_size)
-        fa->size_mismatches++;
-    if (new_size == 0) {
-        if (old) {
-            fa->live--;
-            free(old);
-        }
-        return NULL;
-    }
-    if (fa->budget == 0)
-        return NULL;
-    if (fa->budget > 0)
-        fa->budget--;
-    size_t *b = malloc(new_size + 2 * sizeof(size_t));
-    if (!b)
-        return NULL;
-    b[0] = new_size;
-    if (old) {
-        memcpy(b + 2, old + 2, old_size < new_size ? old_size : new_size);
-        free(old);
-    } else {
-        fa->live++;
-    }
-    return b + 2;
-}
-
 START_TEST(allocation_failures_are_reported_and_leak_nothing)
 {
     char *tmp = qt_tempdir("cache");
@@ -1319,13 +1281,12 @@ START_TEST(allocation_failures_are_reported_and_leak_nothing)
     store_entry(tmp, "arch sm_80\nvariant empty\n", "", NULL, 0, name);
 
     qjit_context *c = ctx_new();
-    fault_alloc fa = {0, 0, 0};
-    c->host_realloc = fault_realloc;
-    c->host_ud = &fa;
+    qt_alloc_counts alloc = {0, 0, 0, 0};
+    qt_use_counting_alloc(c, &alloc);
     int saw_ok = 0, saw_oom = 0;
     for (long budget = 0; budget < 40; budget++) {
         for (int op = 0; op < 6; op++) {
-            fa.budget = budget;
+            alloc.fail_after = budget;
             qjit_status s = QJIT_OK;
             qjit__cache_entry e;
             char *text = NULL, *dir = NULL;
@@ -1375,8 +1336,8 @@ START_TEST(allocation_failures_are_reported_and_leak_nothing)
                 saw_ok = 1;
             else
                 saw_oom = 1;
-            ck_assert_msg(fa.live == 0, "op %d budget %ld: %ld blocks leaked", op, budget, fa.live);
-            ck_assert_int_eq(fa.size_mismatches, 0);
+            ck_assert_msg(alloc.live == 0, "op %d budget %ld: %ld blocks leaked", op, budget, alloc.live);
+            ck_assert_int_eq(alloc.size_mismatches, 0);
         }
     }
     ck_assert(saw_ok && saw_oom);

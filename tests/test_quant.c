@@ -5,7 +5,7 @@
  * What the library writes is read back here by a decoder of the documented
  * formats only (packed.h: header and section table; layout.h: blocks and
  * group entries), and compared byte for byte with a buffer this file builds
- * itself from the float weights, following ALGORITHMS.md sections 2-5 and
+ * itself from the float weights, following docs/schemes.md and
  * the arithmetic each scheme file's header comment states. The library's
  * own unpackers are used nowhere in that comparison; they are tested on
  * their own against hand-computed positions. */
@@ -34,63 +34,10 @@
 #define INT32_BOUND 2147483647.0
 #define SUM_BOUND (127.0 * 8.0)  /* the largest |Xq Q4| of one w4a8-is product */
 
-/* Every scheme with every group the brief asks for. */
-typedef struct config {
-    qjit_scheme scheme;
-    int group;
-} config;
-
-static const config configs[] = {
-    {LQQ, 0}, {LQQ, 64}, {LQQ, 128}, {LQQ, 256}, {QOQ, 0}, {QOQ, 64},
-    {QOQ, 128}, {IS, 64}, {IS, 128}, {IS, 256}, {W8A8, 0},
-};
-#define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
-
-/* One config per scheme, for tests where the group changes nothing. */
-static const config one_per_scheme[] = {{LQQ, 64}, {QOQ, 0}, {QOQ, 64}, {IS, 64}, {W8A8, 0}};
-#define NONE_PER_SCHEME ((int)(sizeof one_per_scheme / sizeof one_per_scheme[0]))
-
 static const char *sname(qjit_scheme s)
 {
     const char *n = qjit_scheme_name(s);
     return n ? n : "?";
-}
-
-/*------------------------------------------------------------------------
- * Little-endian fields
- *------------------------------------------------------------------------*/
-
-static uint64_t le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
@@ -148,6 +95,15 @@ static void make_weights(weight_kind kind, qt_rng *r, int64_t N, int64_t K, floa
             W[n * K + k] = qjit__half_to_float(qjit__float_to_half((float)v));
         }
     }
+}
+
+/* A fresh N x K layer of W_NORMAL weights, the common case of the tests
+ * that are about the buffer rather than the quantizer. */
+static float *normal_weights(qt_rng *r, int64_t N, int64_t K)
+{
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    make_weights(W_NORMAL, r, N, K, W);
+    return W;
 }
 
 /*------------------------------------------------------------------------
@@ -246,7 +202,7 @@ static float amax_of(const float *w, int64_t n)
     return a;
 }
 
-/* Level 1 (ALGORITHMS.md section 3): s0 = max|W| / 119 (1 if that is 0),
+/* Level 1 (docs/schemes.md, w4a8-lqq): s0 = max|W| / 119 (1 if that is 0),
  * Q8 = clamp(round(W / s0), -119, 119), a float division then roundf. */
 static float expect_level1(const float *w, int64_t K, int8_t *q8)
 {
@@ -265,7 +221,7 @@ static float group_sg(const float *w, int G) { return amax_of(w, G) / 7.0f; }
 
 static double is_max_s(float sg_max, int e) { return round(ldexp((double)sg_max, e)); }
 
-/* w4a8-is's exponent e of alpha = 2^e (scheme_is.c, ALGORITHMS.md section 5):
+/* w4a8-is's exponent e of alpha = 2^e (scheme_is.c, docs/schemes.md, w4a8-is):
  * given alpha, its log2, refused if 127 x 8 x K x max S exceeds INT32;
  * else the smallest e >= 0 (at most 30) with min nonzero sg 2^e >= 1,
  * lowered (down to -30) while the bound exceeds INT32. max S is computed
@@ -309,7 +265,7 @@ static qjit_status expect_is_exponent(const float *W, int64_t N, int64_t K, int 
     return QJIT_OK;
 }
 
-/* Everything a buffer of W should hold, computed here (ALGORITHMS.md and
+/* Everything a buffer of W should hold, computed here (docs/schemes.md and
  * the scheme files' headers); fills q. Returns the status the library must
  * give (w4a8-is may refuse). */
 static qjit_status expect_quant(const float *W, uint32_t alpha, quant *q)
@@ -522,29 +478,29 @@ static uint8_t *encode(const quant *q, size_t *bytes)
                 pay[e + 1] = q->p1[n * q->groups + gi];
             }
     for (int64_t n = 0; n < N; n++)
-        put_le(pay + sc.offset[sc_i] + 4 * n, bits_of(q->scale[n]), 4);
+        qt_put_le(pay + sc.offset[sc_i] + 4 * n, qt_bits_of(q->scale[n]), 4);
     if (per_channel_qoq(q))
         for (int64_t n = 0; n < N; n++)
-            put_le(pay + sc.offset[zi] + 4 * n, (uint32_t)q->zero[n], 4);
+            qt_put_le(pay + sc.offset[zi] + 4 * n, (uint32_t)q->zero[n], 4);
 
     memcpy(b, "QJITWTS1", 8);
-    put_le(b + 8, 2, 4);
-    put_le(b + 12, (uint32_t)q->scheme, 4);
-    put_le(b + 16, (uint64_t)N, 8);
-    put_le(b + 24, (uint64_t)K, 8);
-    put_le(b + 32, (uint32_t)q->group, 4);
-    put_le(b + 40, (uint32_t)sc.n, 4);
-    put_le(b + 44, sc.header, 4);
-    put_le(b + 48, (uint32_t)q->param, 4);
-    put_le(b + 56, sc.payload, 8);
+    qt_put_le(b + 8, 2, 4);
+    qt_put_le(b + 12, (uint32_t)q->scheme, 4);
+    qt_put_le(b + 16, (uint64_t)N, 8);
+    qt_put_le(b + 24, (uint64_t)K, 8);
+    qt_put_le(b + 32, (uint32_t)q->group, 4);
+    qt_put_le(b + 40, (uint32_t)sc.n, 4);
+    qt_put_le(b + 44, sc.header, 4);
+    qt_put_le(b + 48, (uint32_t)q->param, 4);
+    qt_put_le(b + 56, sc.payload, 8);
     for (int i = 0; i < sc.n; i++) {
         memcpy(b + 64 + 32 * i, sc.name[i], strlen(sc.name[i]));
-        put_le(b + 64 + 32 * i + 16, sc.offset[i], 8);
-        put_le(b + 64 + 32 * i + 24, sc.bytes[i], 8);
+        qt_put_le(b + 64 + 32 * i + 16, sc.offset[i], 8);
+        qt_put_le(b + 64 + 32 * i + 24, sc.bytes[i], 8);
     }
     size_t tail = 64 + 32 * (size_t)sc.n;
-    put_le(b + tail, qjit__hash64(pay, sc.payload, 0), 8);
-    put_le(b + tail + 8, qjit__hash64(b, tail + 8, 0), 8);
+    qt_put_le(b + tail, qjit__hash64(pay, sc.payload, 0), 8);
+    qt_put_le(b + tail + 8, qjit__hash64(b, tail + 8, 0), 8);
     *bytes = total;
     return b;
 }
@@ -557,28 +513,29 @@ static void check_header(const char *what, const uint8_t *b, size_t bytes, qjit_
     sections sc = expect_sections(s, group, N, K);
     ck_assert_msg(bytes == sc.header + sc.payload, "%s: %zu bytes, want %zu", what, bytes, sc.header + sc.payload);
     ck_assert_msg(memcmp(b, "QJITWTS1", 8) == 0, "%s: magic", what);
-    ck_assert_msg(le32(b + 8) == 2, "%s: version %u", what, le32(b + 8));
-    ck_assert_msg(le32(b + 12) == (uint32_t)s, "%s: scheme %u", what, le32(b + 12));
-    ck_assert_msg(le64(b + 16) == (uint64_t)N && le64(b + 24) == (uint64_t)K, "%s: N, K", what);
-    ck_assert_msg((int32_t)le32(b + 32) == group, "%s: group %d", what, (int32_t)le32(b + 32));
-    ck_assert_msg(le32(b + 36) == 0 && le32(b + 52) == 0, "%s: flags/reserved", what);
-    ck_assert_msg(le32(b + 40) == (uint32_t)sc.n, "%s: nsections %u", what, le32(b + 40));
-    ck_assert_msg(le32(b + 44) == sc.header, "%s: header_bytes %u", what, le32(b + 44));
-    ck_assert_msg(le64(b + 56) == sc.payload, "%s: payload_bytes %llu, want %zu", what,
-                  (unsigned long long)le64(b + 56), sc.payload);
+    ck_assert_msg(qt_le32(b + 8) == 2, "%s: version %u", what, qt_le32(b + 8));
+    ck_assert_msg(qt_le32(b + 12) == (uint32_t)s, "%s: scheme %u", what, qt_le32(b + 12));
+    ck_assert_msg(qt_le64(b + 16) == (uint64_t)N && qt_le64(b + 24) == (uint64_t)K, "%s: N, K", what);
+    ck_assert_msg((int32_t)qt_le32(b + 32) == group, "%s: group %d", what, (int32_t)qt_le32(b + 32));
+    ck_assert_msg(qt_le32(b + 36) == 0 && qt_le32(b + 52) == 0, "%s: flags/reserved", what);
+    ck_assert_msg(qt_le32(b + 40) == (uint32_t)sc.n, "%s: nsections %u", what, qt_le32(b + 40));
+    ck_assert_msg(qt_le32(b + 44) == sc.header, "%s: header_bytes %u", what, qt_le32(b + 44));
+    ck_assert_msg(qt_le64(b + 56) == sc.payload, "%s: payload_bytes %llu, want %zu", what,
+                  (unsigned long long)qt_le64(b + 56), sc.payload);
     for (int i = 0; i < sc.n; i++) {
         const uint8_t *e = b + 64 + 32 * i;
         char name[16] = {0};
         memcpy(name, sc.name[i], strlen(sc.name[i]));
         ck_assert_msg(memcmp(e, name, 16) == 0, "%s: section %d is '%.16s', want '%s' NUL-padded", what, i,
                       (const char *)e, sc.name[i]);
-        ck_assert_msg(le64(e + 16) == sc.offset[i] && le64(e + 24) == sc.bytes[i],
+        ck_assert_msg(qt_le64(e + 16) == sc.offset[i] && qt_le64(e + 24) == sc.bytes[i],
                       "%s: section %s at %llu of %llu bytes, want %zu of %zu", what, sc.name[i],
-                      (unsigned long long)le64(e + 16), (unsigned long long)le64(e + 24), sc.offset[i], sc.bytes[i]);
+                      (unsigned long long)qt_le64(e + 16), (unsigned long long)qt_le64(e + 24), sc.offset[i],
+                      sc.bytes[i]);
     }
     size_t tail = 64 + 32 * (size_t)sc.n;
-    ck_assert_msg(le64(b + tail) == qjit__hash64(b + sc.header, sc.payload, 0), "%s: payload hash", what);
-    ck_assert_msg(le64(b + tail + 8) == qjit__hash64(b, tail + 8, 0), "%s: header hash", what);
+    ck_assert_msg(qt_le64(b + tail) == qjit__hash64(b + sc.header, sc.payload, 0), "%s: payload hash", what);
+    ck_assert_msg(qt_le64(b + tail + 8) == qjit__hash64(b, tail + 8, 0), "%s: header hash", what);
     for (size_t i = tail + 16; i < sc.header; i++)
         ck_assert_msg(b[i] == 0, "%s: header padding byte %zu is 0x%02x", what, i, b[i]);
 }
@@ -589,7 +546,7 @@ static void decode(const uint8_t *b, quant *q)
     sections sc = expect_sections(q->scheme, q->group, q->N, q->K);
     const uint8_t *pay = b + sc.header, *qw = pay + sc.offset[0];
     int64_t N = q->N, K = q->K;
-    q->param = (int32_t)le32(b + 48);
+    q->param = (int32_t)qt_le32(b + 48);
     for (int64_t n = 0; n < N; n++)
         for (int64_t k = 0; k < K; k++) {
             if (q->scheme == W8A8) {
@@ -609,10 +566,10 @@ static void decode(const uint8_t *b, quant *q)
                 q->p1[n * q->groups + gi] = pay[e + 1];
             }
     for (int64_t n = 0; n < N; n++)
-        q->scale[n] = float_of(le32(pay + sc.offset[sc_i] + 4 * n));
+        q->scale[n] = qt_float_of(qt_le32(pay + sc.offset[sc_i] + 4 * n));
     if (per_channel_qoq(q))
         for (int64_t n = 0; n < N; n++)
-            q->zero[n] = (int32_t)le32(pay + sc.offset[zi] + 4 * n);
+            q->zero[n] = (int32_t)qt_le32(pay + sc.offset[zi] + 4 * n);
 }
 
 /* Compares the stored fields of two models, naming the first difference. */
@@ -621,7 +578,7 @@ static void compare_quant(const char *what, const quant *got, const quant *want)
     int64_t N = want->N, K = want->K, groups = want->groups;
     ck_assert_msg(got->param == want->param, "%s: layer parameter %d, want %d", what, got->param, want->param);
     for (int64_t n = 0; n < N; n++) {
-        REQUIRE(bits_of(got->scale[n]) == bits_of(want->scale[n]), "%s: scale[%lld] = %a, want %a", what,
+        REQUIRE(qt_bits_of(got->scale[n]) == qt_bits_of(want->scale[n]), "%s: scale[%lld] = %a, want %a", what,
                 (long long)n, (double)got->scale[n], (double)want->scale[n]);
         REQUIRE(got->zero[n] == want->zero[n], "%s: zero[%lld] = %d, want %d", what, (long long)n, got->zero[n],
                 want->zero[n]);
@@ -785,10 +742,10 @@ static void check_lane_view(const char *what, const uint8_t *buf, const quant *q
                         uint32_t r[2];   /* rows g and g + 8 */
                         if (q->scheme == W8A8) {
                             const uint8_t *base = qw + (nb * (K / 64) + kb) * 1024 + kk * 512 + lane * 16;
-                            r[0] = le32(base + (2 * h) * 4);
-                            r[1] = le32(base + (2 * h + 1) * 4);
+                            r[0] = qt_le32(base + (2 * h) * 4);
+                            r[1] = qt_le32(base + (2 * h + 1) * 4);
                         } else {
-                            uint32_t word = le32(qw + (nb * (K / 64) + kb) * 512 + lane * 16 + (2 * kk + h) * 4);
+                            uint32_t word = qt_le32(qw + (nb * (K / 64) + kb) * 512 + lane * 16 + (2 * kk + h) * 4);
                             uint32_t nib[2] = {word & 0x0F0F0F0Fu, (word >> 4) & 0x0F0F0F0Fu};
                             for (int x = 0; x < 2; x++) {
                                 if (q->scheme == LQQ)
@@ -835,8 +792,8 @@ static void check_library_operand(const char *what, const uint8_t *buf, size_t b
                     (long long)n, (long long)k, wq[n * K + k], operand(q, n, k));
         float scale;
         int32_t zero;
-        s->channel(&v, n, &scale, &zero);
-        REQUIRE(bits_of(scale) == bits_of(q->scale[n]) && zero == (per_channel_qoq(q) ? q->zero[n] : 0),
+        qjit__channel(&v, n, &scale, &zero);
+        REQUIRE(qt_bits_of(scale) == qt_bits_of(q->scale[n]) && zero == (per_channel_qoq(q) ? q->zero[n] : 0),
                 "%s: library channel %lld: %a, %d", what, (long long)n, (double)scale, zero);
         ck_assert((s->group_scale != NULL) == (q->scheme == IS));
         if (s->group_scale)
@@ -852,17 +809,47 @@ static void check_library_operand(const char *what, const uint8_t *buf, size_t b
  * Quantizing through the library
  *------------------------------------------------------------------------*/
 
-/* Quantizes W into a fresh buffer of exactly the packed size. */
-static uint8_t *pack_weights(qjit_scheme s, int group, const void *W, qjit_dtype dtype, int64_t N, int64_t K,
-                             const qjit_quantize_options *opts, size_t *bytes)
+/* A buffer of exactly the packed size, filled with PATTERN so that bytes
+ * the library leaves alone show. */
+static uint8_t *packed_buffer(qjit_scheme s, int group, int64_t N, int64_t K, size_t *bytes)
 {
     ck_assert_int_eq(qjit_packed_size(s, group, N, K, bytes), QJIT_OK);
     uint8_t *buf = qt_xmalloc(*bytes);
     memset(buf, PATTERN, *bytes);
+    return buf;
+}
+
+/* Options with alpha and layer_name set, the rest as qjit_quantize_options_init leaves them. */
+static qjit_quantize_options quant_options(uint32_t alpha, const char *layer_name)
+{
+    qjit_quantize_options o;
+    qjit_quantize_options_init(&o);
+    o.alpha = alpha;
+    o.layer_name = layer_name;
+    return o;
+}
+
+/* Quantizes W into a fresh buffer of exactly the packed size. */
+static uint8_t *pack_weights(qjit_scheme s, int group, const void *W, qjit_dtype dtype, int64_t N, int64_t K,
+                             const qjit_quantize_options *opts, size_t *bytes)
+{
+    uint8_t *buf = packed_buffer(s, group, N, K, bytes);
     size_t written = 0;
     qjit_status st = qjit_quantize_weights_ex(NULL, s, group, W, dtype, N, K, opts, buf, *bytes, &written);
     ck_assert_msg(st == QJIT_OK, "qjit_quantize_weights %s g=%d: %s", sname(s), group, qjit_status_name(st));
     ck_assert_uint_eq(written, *bytes);
+    return buf;
+}
+
+/* Quantizes FP32 weights through the library and reads the buffer back
+ * into a fresh *q (quant_free it); returns the buffer. */
+static uint8_t *pack_decode(qjit_scheme s, int group, const float *W, int64_t N, int64_t K,
+                            const qjit_quantize_options *opts, quant *q)
+{
+    size_t bytes;
+    uint8_t *buf = pack_weights(s, group, W, QJIT_DTYPE_F32, N, K, opts, &bytes);
+    *q = quant_alloc(s, group, N, K);
+    decode(buf, q);
     return buf;
 }
 
@@ -874,13 +861,9 @@ static void check_layer(const char *what, qjit_scheme s, int group, const float 
 {
     quant want = quant_alloc(s, group, N, K);
     qjit_status expect = expect_quant(W, alpha, &want);
-    qjit_quantize_options opts;
-    qjit_quantize_options_init(&opts);
-    opts.alpha = alpha;
+    qjit_quantize_options opts = quant_options(alpha, NULL);
     size_t bytes;
-    ck_assert_int_eq(qjit_packed_size(s, group, N, K, &bytes), QJIT_OK);
-    uint8_t *buf = qt_xmalloc(bytes);
-    memset(buf, PATTERN, bytes);
+    uint8_t *buf = packed_buffer(s, group, N, K, &bytes);
     size_t written = 0;
     qjit_status st = qjit_quantize_weights_ex(NULL, s, group, W, QJIT_DTYPE_F32, N, K, &opts, buf, bytes, &written);
     ck_assert_msg(st == expect, "%s: qjit_quantize_weights gave %s, the spec says %s", what, qjit_status_name(st),
@@ -924,7 +907,7 @@ static const struct { int64_t N, K; } shapes[] = {{16, 256}, {48, 768}, {32, 102
  * what the spec computes, within the derived error bounds. */
 START_TEST(quantize_matches_spec)
 {
-    const config c = configs[_i];
+    const qt_config c = qt_configs[_i];
     qt_rng r = qt_rng_make(100 + (uint64_t)_i);
     int layers = 0;
     for (size_t si = 0; si < SHAPE_COUNT; si++) {
@@ -953,7 +936,7 @@ END_TEST
  * meets every check. */
 START_TEST(quantize_fp32_extremes)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qt_rng r = qt_rng_make(200 + (uint64_t)_i);
     const double scales[] = {1e-39, 1e-41, 3e-44, 1e-45, 1e20, 1e30, 3e38};
     int64_t N = 16, K = 128;
@@ -977,7 +960,7 @@ END_TEST
  * a double division rounds differently on some of these). */
 START_TEST(quantize_all_fp16_values)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qt_rng r = qt_rng_make(300 + (uint64_t)_i);
     uint16_t maxima[16] = {0x3C00, 0x7BFF, 0x0001, 0x03FF, 0x5640, 0x2E66, 0x57F0, 0x4B00};
     for (int i = 8; i < 16; i++)
@@ -1008,6 +991,26 @@ START_TEST(quantize_all_fp16_values)
 }
 END_TEST
 
+/* The hand-worked layers: all zero but for the first n weights of row 0. */
+static void hand_layer(float *W, size_t size, const float *row0, size_t n)
+{
+    memset(W, 0, size * sizeof *W);
+    memcpy(W, row0, n * sizeof *row0);
+}
+
+/* Expects the stored codes of row 0's first n weights (Q4, or the INT8
+ * weight for w8a8) to be want; w4a8-is's offset of 8 is taken off both in
+ * the message, which then shows Q4 itself. */
+static void expect_row0(const char *what, const quant *q, const float *row0, const int *want, int n)
+{
+    int offset = q->scheme == IS ? 8 : 0;
+    for (int i = 0; i < n; i++) {
+        int got = q->scheme == W8A8 ? q->q8[i] : q->q4[i];
+        ck_assert_msg(got == want[i], "%s: W = %g -> %s%d, want %d", what, (double)row0[i],
+                      q->scheme == W8A8 ? "" : "Q4 ", got - offset, want[i] - offset);
+    }
+}
+
 /* Rows whose scale is exactly 1 (or 2^0 for w4a8-is), so the quotients
  * are the weights themselves and halves must round away from zero. The
  * expected values are worked out by hand, not by the model. */
@@ -1015,17 +1018,13 @@ START_TEST(round_half_away_from_zero)
 {
     enum { N = 16, K = 128 };
     static float W[N * K];
-    size_t bytes;
     quant q;
 
     /* w4a8-lqq, one row, per channel: max 119 gives s0 = 1, Q8 = round(W). */
-    memset(W, 0, sizeof W);
     const float l1[] = {119.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0.49999997f, -118.5f};
     const int want_l1[] = {119, 1, -1, 2, -2, 3, -3, 0, -119};
-    memcpy(W, l1, sizeof l1);
-    uint8_t *buf = pack_weights(LQQ, 0, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-    q = quant_alloc(LQQ, 0, N, K);
-    decode(buf, &q);
+    hand_layer(W, N * K, l1, 9);
+    uint8_t *buf = pack_decode(LQQ, 0, W, N, K, NULL, &q);
     ck_assert(q.scale[0] == 1.0f);
     /* U8 spans [9, 247]: s = ceil(238 / 15) = 16, a = 9. */
     ck_assert_int_eq(q.p0[0], 16);
@@ -1053,7 +1052,6 @@ START_TEST(round_half_away_other_schemes)
 {
     enum { N = 16, K = 128 };
     static float W[N * K];
-    size_t bytes;
     uint8_t *buf;
     quant q;
 
@@ -1063,20 +1061,16 @@ START_TEST(round_half_away_other_schemes)
      * 8 -> round(0.5) + 7 = 8, -8 -> 6, 24 -> round(1.5) + 7 = 9, -24 -> 5,
      * 0.5 -> Q8 1 -> 7, -119 -> 0; zs = 112. Group 1 is all zero: s1 = 1,
      * z = 0. */
-    memset(W, 0, sizeof W);
     const float qg[] = {119.0f, 8.0f, -8.0f, 24.0f, -24.0f, 0.5f, -119.0f};
     const int want_qg[] = {14, 8, 6, 9, 5, 7, 0};
-    memcpy(W, qg, sizeof qg);
-    buf = pack_weights(QOQ, 64, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-    q = quant_alloc(QOQ, 64, N, K);
-    decode(buf, &q);
+    hand_layer(W, N * K, qg, 7);
+    buf = pack_decode(QOQ, 64, W, N, K, NULL, &q);
     ck_assert(q.scale[0] == 1.0f);
     ck_assert_int_eq(q.p0[0], 16);
     ck_assert_int_eq(q.p1[0], 112);
     ck_assert_int_eq(q.p0[1], 1);
     ck_assert_int_eq(q.p1[1], 0);
-    for (int i = 0; i < 7; i++)
-        ck_assert_msg(q.q4[i] == want_qg[i], "qoq g=64: W = %g -> Q4 %d, want %d", (double)qg[i], q.q4[i], want_qg[i]);
+    expect_row0("qoq g=64", &q, qg, want_qg, 7);
     ck_assert_int_eq(operand(&q, 0, 0), 14 * 16 - 112);
     ck_assert_int_eq(operand(&q, 0, 6), -112);
     quant_free(&q);
@@ -1086,17 +1080,13 @@ START_TEST(round_half_away_other_schemes)
      * zw = round(6.5) = 7 (away from zero; to even would give 6), Q4 =
      * clamp(round(W) + 7, 0, 15): 8.5 -> 16 -> 15 (the clamp), -6.5 -> 0,
      * 0.5 -> 8, -0.5 -> 6, 2.5 -> 10, 0 -> 7. */
-    memset(W, 0, sizeof W);
     const float qc[] = {8.5f, -6.5f, 0.5f, -0.5f, 2.5f, 0.0f};
     const int want_qc[] = {15, 0, 8, 6, 10, 7};
-    memcpy(W, qc, sizeof qc);
-    buf = pack_weights(QOQ, 0, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-    q = quant_alloc(QOQ, 0, N, K);
-    decode(buf, &q);
+    hand_layer(W, N * K, qc, 6);
+    buf = pack_decode(QOQ, 0, W, N, K, NULL, &q);
     ck_assert(q.scale[0] == 1.0f);
     ck_assert_int_eq(q.zero[0], 7);
-    for (int i = 0; i < 6; i++)
-        ck_assert_msg(q.q4[i] == want_qc[i], "qoq g=0: W = %g -> Q4 %d, want %d", (double)qc[i], q.q4[i], want_qc[i]);
+    expect_row0("qoq g=0", &q, qc, want_qc, 6);
     /* An all-zero row: sw = 1, zw = 0, Q4 = 0. */
     ck_assert(q.scale[1] == 1.0f);
     ck_assert_int_eq(q.zero[1], 0);
@@ -1109,23 +1099,16 @@ START_TEST(round_half_away_other_schemes)
      * 3.5 -> 4, -7 -> -7; stored + 8. Rows 1..3 have maxima 17.5, 3.5 and
      * 10.5: sg = 2.5, 0.5, 1.5 exactly, S = round(sg) = 3, 1, 2 (halves
      * away). Group 1 of every row and rows 4.. are zero: S = 0, Q4 = 8. */
-    memset(W, 0, sizeof W);
     const float ig[] = {7.0f, 0.5f, -0.5f, 2.5f, -2.5f, 3.5f, -7.0f};
     const int want_ig[] = {15, 9, 7, 11, 5, 12, 1};
-    memcpy(W, ig, sizeof ig);
+    hand_layer(W, N * K, ig, 7);
     W[1 * K] = 17.5f;
     W[2 * K] = -3.5f;
     W[3 * K + 5] = 10.5f;
-    qjit_quantize_options o;
-    qjit_quantize_options_init(&o);
-    o.alpha = 1;
-    buf = pack_weights(IS, 64, W, QJIT_DTYPE_F32, N, K, &o, &bytes);
-    q = quant_alloc(IS, 64, N, K);
-    decode(buf, &q);
+    const qjit_quantize_options o = quant_options(1, NULL);
+    buf = pack_decode(IS, 64, W, N, K, &o, &q);
     ck_assert_int_eq(q.param, 0);
-    for (int i = 0; i < 7; i++)
-        ck_assert_msg(q.q4[i] == want_ig[i], "is: W = %g -> Q4 %d, want %d", (double)ig[i], q.q4[i] - 8,
-                      want_ig[i] - 8);
+    expect_row0("is", &q, ig, want_ig, 7);
     ck_assert_int_eq(is_scale(&q, 0, 0), 1);
     ck_assert_int_eq(is_scale(&q, 1, 0), 3);
     ck_assert_int_eq(is_scale(&q, 2, 0), 1);
@@ -1139,9 +1122,7 @@ START_TEST(round_half_away_other_schemes)
     free(buf);
     /* The heuristic on the same layer: min sg = 0.5 gives alpha = 2, so
      * S = 2, 5, 1, 3 and the scale 1/2. */
-    buf = pack_weights(IS, 64, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-    q = quant_alloc(IS, 64, N, K);
-    decode(buf, &q);
+    buf = pack_decode(IS, 64, W, N, K, NULL, &q);
     ck_assert_int_eq(q.param, 1);
     ck_assert_int_eq(is_scale(&q, 0, 0), 2);
     ck_assert_int_eq(is_scale(&q, 1, 0), 5);
@@ -1152,16 +1133,12 @@ START_TEST(round_half_away_other_schemes)
     free(buf);
 
     /* w8a8: max 127 gives sw = 1, Wq = round(W). */
-    memset(W, 0, sizeof W);
     const float w8[] = {127.0f, 0.5f, -0.5f, 1.5f, -1.5f, 126.5f, -126.5f, 0.49999997f};
     const int want_w8[] = {127, 1, -1, 2, -2, 127, -127, 0};
-    memcpy(W, w8, sizeof w8);
-    buf = pack_weights(W8A8, 0, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-    q = quant_alloc(W8A8, 0, N, K);
-    decode(buf, &q);
+    hand_layer(W, N * K, w8, 8);
+    buf = pack_decode(W8A8, 0, W, N, K, NULL, &q);
     ck_assert(q.scale[0] == 1.0f);
-    for (int i = 0; i < 8; i++)
-        ck_assert_msg(q.q8[i] == want_w8[i], "w8a8: W = %g -> %d, want %d", (double)w8[i], q.q8[i], want_w8[i]);
+    expect_row0("w8a8", &q, w8, want_w8, 8);
     ck_assert(q.scale[1] == 1.0f);               /* an all-zero row */
     quant_free(&q);
     free(buf);
@@ -1171,6 +1148,27 @@ END_TEST
 /*------------------------------------------------------------------------
  * Brute force over every group range
  *------------------------------------------------------------------------*/
+
+/* One row of the brute-force layers: its first group of 64 spans exactly
+ * [lo - bias, hi - bias], evenly, and its second alternates +-119, so the
+ * row's maximum is 119 and its level-1 scale s0 is 1 (Q8 = W). */
+static void range_row(float *w, int lo, int hi, int bias)
+{
+    for (int i = 0; i < 64; i++)
+        w[i] = (float)(lo + (hi - lo) * i / 63 - bias);
+    for (int i = 64; i < 128; i++)
+        w[i] = i % 2 ? 119.0f : -119.0f;
+}
+
+/* Sends the first `rows` range rows of the N x K layer W through the
+ * library in groups of 64, the rows after them (which the callers do not
+ * check) made copies of row 0. Returns the buffer; *q holds it decoded. */
+static uint8_t *range_batch(qjit_scheme s, float *W, int rows, int64_t N, int64_t K, quant *q)
+{
+    for (int64_t rr = rows; rr < N; rr++)
+        memcpy(W + rr * K, W, sizeof(float) * (size_t)K);
+    return pack_decode(s, 64, W, N, K, NULL, q);
+}
 
 /* w4a8-lqq, on paper: for every U8 range 9 <= lo <= hi <= 247 and every
  * value in it, U8' = Q4 s + a stays <= 255 (no carry out of a byte in the
@@ -1211,19 +1209,11 @@ START_TEST(brute_force_lqq_ranges)
         for (int hi = lo; hi <= 247; hi++) {
             los[row] = lo;
             his[row] = hi;
-            float *w = W + row * K;
-            for (int i = 0; i < 64; i++)
-                w[i] = (float)(lo + (hi - lo) * i / 63 - 128);
-            for (int i = 64; i < 128; i++)
-                w[i] = i % 2 ? 119.0f : -119.0f;
+            range_row(W + row * K, lo, hi, 128);
             if (++row < 16 && !(lo == 247 && hi == 247))
                 continue;
-            for (int rr = row; rr < 16; rr++)
-                memcpy(W + rr * K, W, sizeof(float) * (size_t)K);
-            size_t bytes;
-            uint8_t *buf = pack_weights(LQQ, 64, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-            quant q = quant_alloc(LQQ, 64, N, K);
-            decode(buf, &q);
+            quant q;
+            uint8_t *buf = range_batch(LQQ, W, row, N, K, &q);
             for (int rr = 0; rr < row; rr++) {
                 int s = q.p0[rr * 2], a = q.p1[rr * 2];
                 int want_s = (int)ceil((his[rr] - los[rr]) / 15.0);
@@ -1253,7 +1243,7 @@ END_TEST
  * as INT8, and lie within s1 / 2 of Q8.
  *
  * The observed range is printed and pinned. It is [-126, 126], not the
- * [-121, 126] that ALGORITHMS.md section 3 quotes: with z rounded half
+ * [-121, 126] that QServe's paper quotes: with z rounded half
  * away from zero, lo = -119, hi = 77 gives s1 = ceil(196 / 15) = 14,
  * z = round(8.5) = 9, and Q8 = -119 maps to Q4 = round(-8.5) + 9 = 0,
  * Q8' = -126 (symmetrically lo = -90, hi = 119 reaches 126). Both edges
@@ -1303,19 +1293,11 @@ START_TEST(brute_force_qoq_ranges)
         for (int hi = lo; hi <= 119; hi += 1 + (lo + 119) % 3) {
             los[row] = lo;
             his[row] = hi;
-            float *w = W + row * K;
-            for (int i = 0; i < 64; i++)
-                w[i] = (float)(lo + (hi - lo) * i / 63);
-            for (int i = 64; i < 128; i++)
-                w[i] = i % 2 ? 119.0f : -119.0f;
+            range_row(W + row * K, lo, hi, 0);
             if (++row < 16 && !(lo == 119))
                 continue;
-            for (int rr = row; rr < 16; rr++)
-                memcpy(W + rr * K, W, sizeof(float) * (size_t)K);
-            size_t bytes;
-            uint8_t *buf = pack_weights(QOQ, 64, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-            quant q = quant_alloc(QOQ, 64, N, K);
-            decode(buf, &q);
+            quant q;
+            uint8_t *buf = range_batch(QOQ, W, row, N, K, &q);
             for (int rr = 0; rr < row; rr++) {
                 int s1 = (int)ceil((his[rr] - los[rr]) / 15.0);
                 s1 = s1 < 1 ? 1 : s1;
@@ -1445,11 +1427,8 @@ START_TEST(is_alpha_lowered)
     ck_assert_int_eq(heuristic, 10);
     ck_assert_int_eq(e, 7);
     size_t bytes;
-    ck_assert_int_eq(qjit_packed_size(IS, 64, 16, K, &bytes), QJIT_OK);
-    uint8_t *buf = qt_xmalloc(bytes);
-    qjit_quantize_options o;
-    qjit_quantize_options_init(&o);
-    o.layer_name = "blk.7.attn_q";
+    uint8_t *buf = packed_buffer(IS, 64, 16, K, &bytes);
+    const qjit_quantize_options o = quant_options(0, "blk.7.attn_q");
     ck_assert_int_eq(qjit_quantize_weights_ex(ctx, IS, 64, W, QJIT_DTYPE_F32, 16, K, &o, buf, bytes, NULL), QJIT_OK);
     qjit_weights_info info;
     ck_assert_int_eq(qjit_weights_inspect(ctx, buf, bytes, &info), QJIT_OK);
@@ -1509,11 +1488,8 @@ START_TEST(is_alpha_refused)
     float *W = qt_xmalloc(sizeof(float) * (size_t)(16 * K));
     is_layer(&r, K, 0.001f, 100.0f, W);
     size_t bytes;
-    ck_assert_int_eq(qjit_packed_size(IS, 64, 16, K, &bytes), QJIT_OK);
-    uint8_t *out = qt_xmalloc(bytes);
-    qjit_quantize_options o;
-    qjit_quantize_options_init(&o);
-    o.layer_name = "blk.3.ffn_up";
+    uint8_t *out = packed_buffer(IS, 64, 16, K, &bytes);
+    qjit_quantize_options o = quant_options(0, "blk.3.ffn_up");
     /* alpha = 2^10: S = 102400, bound 1016 x 128 x 102400 = 13316915200. */
     o.alpha = 1024;
     memset(out, PATTERN, bytes);
@@ -1576,10 +1552,8 @@ START_TEST(is_zero_groups_and_foreign_options)
 {
     int64_t K = 192;
     float *W = calloc((size_t)(16 * K), sizeof(float));
-    size_t bytes;
-    uint8_t *buf = pack_weights(IS, 64, W, QJIT_DTYPE_F32, 16, K, NULL, &bytes);
-    quant q = quant_alloc(IS, 64, 16, K);
-    decode(buf, &q);
+    quant q;
+    uint8_t *buf = pack_decode(IS, 64, W, 16, K, NULL, &q);
     ck_assert_int_eq(q.param, 0);
     for (int64_t n = 0; n < 16; n++) {
         ck_assert(q.scale[n] == 1.0f);
@@ -1594,15 +1568,12 @@ START_TEST(is_zero_groups_and_foreign_options)
 
     qt_rng r = qt_rng_make(403);
     make_weights(W_NORMAL, &r, 16, K, W);
-    qjit_quantize_options o;
-    qjit_quantize_options_init(&o);
-    o.alpha = 3;
-    o.layer_name = "x";
-    for (int i = 0; i < NONE_PER_SCHEME; i++) {
-        if (one_per_scheme[i].scheme == IS)
+    const qjit_quantize_options o = quant_options(3, "x");
+    for (int i = 0; i < QT_NONE_PER_SCHEME; i++) {
+        if (qt_one_per_scheme[i].scheme == IS)
             continue;
         size_t b1, b2;
-        const config c = one_per_scheme[i];
+        const qt_config c = qt_one_per_scheme[i];
         uint8_t *p1 = pack_weights(c.scheme, c.group, W, QJIT_DTYPE_F32, 16, K, NULL, &b1);
         uint8_t *p2 = pack_weights(c.scheme, c.group, W, QJIT_DTYPE_F32, 16, K, &o, &b2);
         ck_assert(b1 == b2 && memcmp(p1, p2, b1) == 0);
@@ -1767,7 +1738,7 @@ END_TEST
 
 START_TEST(fp16_input_equals_fp32)
 {
-    const config c = configs[_i];
+    const qt_config c = qt_configs[_i];
     qt_rng r = qt_rng_make(600 + (uint64_t)_i);
     for (int kind = 0; kind < W_KIND_COUNT; kind++) {
         int64_t N = 32, K = 512;
@@ -1789,7 +1760,7 @@ END_TEST
 
 START_TEST(nonfinite_rejected)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qjit_context *ctx = qt_bare_context();
     qt_rng r = qt_rng_make(700 + (uint64_t)_i);
     int64_t N = 32, K = 128;
@@ -1850,8 +1821,8 @@ START_TEST(bad_sizes_rejected)
     };
     static float W[16 * 256];
     W[0] = 1.0f;
-    for (int si = 0; si < NONE_PER_SCHEME; si++) {
-        qjit_scheme s = one_per_scheme[si].scheme;
+    for (int si = 0; si < QT_NONE_PER_SCHEME; si++) {
+        qjit_scheme s = qt_one_per_scheme[si].scheme;
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             /* w4a8-is refuses g = 0 anyway: its shape cases take g = 64,
              * which leaves each of them bad. */
@@ -1944,11 +1915,10 @@ END_TEST
 
 START_TEST(capacity_too_small)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qt_rng r = qt_rng_make(800 + (uint64_t)_i);
     int64_t N = 32, K = 192;
-    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-    make_weights(W_NORMAL, &r, N, K, W);
+    float *W = normal_weights(&r, N, K);
     size_t need;
     ck_assert_int_eq(qjit_packed_size(c.scheme, c.group, N, K, &need), QJIT_OK);
     uint8_t *out = qt_xmalloc(need + 100);
@@ -1976,64 +1946,24 @@ START_TEST(capacity_too_small)
 }
 END_TEST
 
-/* An allocator that fails after `budget` allocations, counts live blocks
- * and checks every free is given the size that was allocated. */
-typedef struct fault_alloc {
-    long budget;                 /* < 0: unlimited */
-    long live, calls, size_mismatches;
-} fault_alloc;
-
-static void *fault_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
-{
-    fault_alloc *fa = ud;
-    size_t *old = ptr ? (size_t *)ptr - 2 : NULL;
-    if (old && old[0] != old_size)
-        fa->size_mismatches++;
-    if (new_size == 0) {
-        if (old) {
-            fa->live--;
-            free(old);
-        }
-        return NULL;
-    }
-    fa->calls++;
-    if (fa->budget == 0)
-        return NULL;
-    if (fa->budget > 0)
-        fa->budget--;
-    size_t *b = malloc(new_size + 2 * sizeof(size_t));
-    if (!b)
-        return NULL;
-    b[0] = new_size;
-    if (old) {
-        memcpy(b + 2, old + 2, old_size < new_size ? old_size : new_size);
-        free(old);
-    } else {
-        fa->live++;
-    }
-    return b + 2;
-}
-
 /* Every allocation of the quantizer failing in turn: QJIT_OUT_OF_MEMORY
  * with nothing written and nothing leaked, or the same buffer as without
  * faults. */
 START_TEST(allocation_failures)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qt_rng r = qt_rng_make(900 + (uint64_t)_i);
     qjit_context *ctx = qt_bare_context();
-    fault_alloc fa = {-1, 0, 0, 0};
-    ctx->host_realloc = fault_realloc;
-    ctx->host_ud = &fa;
+    qt_alloc_counts alloc = {-1, 0, 0, 0};
+    qt_use_counting_alloc(ctx, &alloc);
     int64_t N = 32, K = 256;
-    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-    make_weights(W_NORMAL, &r, N, K, W);
+    float *W = normal_weights(&r, N, K);
     size_t bytes;
     uint8_t *good = pack_weights(c.scheme, c.group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
     uint8_t *out = qt_xmalloc(bytes);
     int saw_oom = 0, saw_ok = 0;
     for (long budget = 0; budget < 8; budget++) {
-        fa.budget = budget;
+        alloc.fail_after = budget;
         memset(out, PATTERN, bytes);
         size_t written = 5;
         qjit_status st = qjit_quantize_weights(ctx, c.scheme, c.group, W, QJIT_DTYPE_F32, N, K, out, bytes, &written);
@@ -2046,8 +1976,8 @@ START_TEST(allocation_failures)
             ck_assert(strstr(ctx->last_error, "memory") != NULL);
             saw_oom = 1;
         }
-        ck_assert_msg(fa.live == 0, "budget %ld: %ld blocks leaked", budget, fa.live);
-        ck_assert_int_eq(fa.size_mismatches, 0);
+        ck_assert_msg(alloc.live == 0, "budget %ld: %ld blocks leaked", budget, alloc.live);
+        ck_assert_int_eq(alloc.size_mismatches, 0);
     }
     ck_assert(saw_oom && saw_ok);
     free(W); free(good); free(out);
@@ -2099,18 +2029,17 @@ END_TEST
  * thing wrong with the header (the hash covers bytes 0 .. 72 + 32 n - 1). */
 static void reseal(uint8_t *buf)
 {
-    size_t tail = 64 + 32 * (size_t)le32(buf + 40);
-    put_le(buf + tail + 8, qjit__hash64(buf, tail + 8, 0), 8);
+    size_t tail = 64 + 32 * (size_t)qt_le32(buf + 40);
+    qt_put_le(buf + tail + 8, qjit__hash64(buf, tail + 8, 0), 8);
 }
 
 START_TEST(corruption_detected)
 {
-    const config c = configs[_i];
+    const qt_config c = qt_configs[_i];
     qjit_context *ctx = qt_bare_context();
     qt_rng r = qt_rng_make(1000 + (uint64_t)_i);
     int64_t N = 48, K = 512;
-    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-    make_weights(W_NORMAL, &r, N, K, W);
+    float *W = normal_weights(&r, N, K);
     size_t bytes;
     uint8_t *good = pack_weights(c.scheme, c.group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
     uint8_t *buf = qt_xmalloc(bytes + 16);
@@ -2185,7 +2114,7 @@ START_TEST(corruption_detected)
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         memcpy(buf, good, bytes);
-        put_le(buf + fields[i].offset, fields[i].value, fields[i].width);
+        qt_put_le(buf + fields[i].offset, fields[i].value, fields[i].width);
         if (memcmp(buf, good, bytes) == 0)
             continue;                           /* the "bad" value is this buffer's own */
         reseal(buf);
@@ -2220,11 +2149,10 @@ END_TEST
  * breaks them is not one qjit wrote. */
 START_TEST(resealed_reserved_fields_refused)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qt_rng r = qt_rng_make(1100 + (uint64_t)_i);
     int64_t N = 16, K = 128;
-    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-    make_weights(W_NORMAL, &r, N, K, W);
+    float *W = normal_weights(&r, N, K);
     size_t bytes;
     uint8_t *good = pack_weights(c.scheme, c.group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
     uint8_t *buf = qt_xmalloc(bytes);
@@ -2232,7 +2160,7 @@ START_TEST(resealed_reserved_fields_refused)
     char report[512] = "";
     if (c.scheme != IS) {
         memcpy(buf, good, bytes);
-        put_le(buf + 48, 7, 4);
+        qt_put_le(buf + 48, 7, 4);
         reseal(buf);
         if (qjit_weights_inspect(NULL, buf, bytes, NULL) != QJIT_CORRUPT_WEIGHTS) {
             failures++;
@@ -2262,19 +2190,18 @@ START_TEST(other_scheme_refused)
 {
     qt_rng r = qt_rng_make(1200);
     int64_t N = 32, K = 256;
-    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-    make_weights(W_NORMAL, &r, N, K, W);
+    float *W = normal_weights(&r, N, K);
     const qjit_scheme all[] = {LQQ, QOQ, IS, W8A8};
-    for (int i = 0; i < NCONFIGS; i++) {
+    for (int i = 0; i < QT_NCONFIGS; i++) {
         size_t bytes;
-        uint8_t *good = pack_weights(configs[i].scheme, configs[i].group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
+        uint8_t *good = pack_weights(qt_configs[i].scheme, qt_configs[i].group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
         uint8_t *buf = qt_xmalloc(bytes);
-        sections mine = expect_sections(configs[i].scheme, configs[i].group, N, K);
+        sections mine = expect_sections(qt_configs[i].scheme, qt_configs[i].group, N, K);
         for (int j = 0; j < 4; j++) {
-            if (all[j] == configs[i].scheme)
+            if (all[j] == qt_configs[i].scheme)
                 continue;
             memcpy(buf, good, bytes);
-            put_le(buf + 12, (uint32_t)all[j], 4);
+            qt_put_le(buf + 12, (uint32_t)all[j], 4);
             /* Without resealing: the header checksum. */
             ck_assert_int_eq(qjit_weights_inspect(NULL, buf, bytes, NULL), QJIT_CORRUPT_WEIGHTS);
             reseal(buf);
@@ -2285,33 +2212,33 @@ START_TEST(other_scheme_refused)
             size_t other_bytes;
             /* ... and would it take the header's layer parameter (w4a8-is's
              * exponent; 0 for the others)? */
-            int param_ok = le32(buf + 48) == 0 || all[j] == IS;
-            if (param_ok && qjit_packed_size(all[j], configs[i].group, N, K, &other_bytes) == QJIT_OK) {
-                sections theirs = expect_sections(all[j], configs[i].group, N, K);
+            int param_ok = qt_le32(buf + 48) == 0 || all[j] == IS;
+            if (param_ok && qjit_packed_size(all[j], qt_configs[i].group, N, K, &other_bytes) == QJIT_OK) {
+                sections theirs = expect_sections(all[j], qt_configs[i].group, N, K);
                 same = theirs.n == mine.n;
                 for (int s = 0; same && s < mine.n; s++)
                     same = !strcmp(theirs.name[s], mine.name[s]) && theirs.bytes[s] == mine.bytes[s];
             }
             if (same) {
-                ck_assert_msg(st == QJIT_OK, "%s g=%d as %s: %s", sname(configs[i].scheme), configs[i].group,
+                ck_assert_msg(st == QJIT_OK, "%s g=%d as %s: %s", sname(qt_configs[i].scheme), qt_configs[i].group,
                               sname(all[j]), qjit_status_name(st));
                 ck_assert_int_eq(info.scheme, all[j]);
-                ck_assert_int_eq(info.group, configs[i].group);
+                ck_assert_int_eq(info.group, qt_configs[i].group);
             } else {
-                ck_assert_msg(st == QJIT_CORRUPT_WEIGHTS, "%s g=%d accepted as %s", sname(configs[i].scheme),
-                              configs[i].group, sname(all[j]));
+                ck_assert_msg(st == QJIT_CORRUPT_WEIGHTS, "%s g=%d accepted as %s", sname(qt_configs[i].scheme),
+                              qt_configs[i].group, sname(all[j]));
             }
             /* lqq <-> is with groups are the only pairs whose sections
              * coincide; is -> lqq is still refused unless is's exponent
              * happens to be 0 (lqq takes no layer parameter). */
-            int pair = (configs[i].scheme == LQQ && all[j] == IS && configs[i].group) ||
-                       (configs[i].scheme == IS && all[j] == LQQ && le32(good + 48) == 0);
+            int pair = (qt_configs[i].scheme == LQQ && all[j] == IS && qt_configs[i].group) ||
+                       (qt_configs[i].scheme == IS && all[j] == LQQ && qt_le32(good + 48) == 0);
             ck_assert_int_eq(same, pair);
         }
         /* Unchanged, it reports itself. */
         qjit_weights_info info;
         ck_assert_int_eq(qjit_weights_inspect(NULL, good, bytes, &info), QJIT_OK);
-        ck_assert_int_eq(info.scheme, configs[i].scheme);
+        ck_assert_int_eq(info.scheme, qt_configs[i].scheme);
         free(good);
         free(buf);
     }
@@ -2334,19 +2261,19 @@ static uint8_t *to_version1(const uint8_t *v2, int group, int64_t N, int64_t K, 
         at += sc.bytes[i];
     }
     memcpy(b, "QJITWTS1", 8);
-    put_le(b + 8, 1, 4);
-    put_le(b + 12, LQQ, 4);
-    put_le(b + 16, (uint64_t)N, 8);
-    put_le(b + 24, (uint64_t)K, 8);
-    put_le(b + 32, (uint32_t)group, 4);
-    put_le(b + 40, payload, 8);
-    put_le(b + 48, qjit__hash64(b + 64, payload, 0), 8);
-    put_le(b + 56, qjit__hash64(b, 56, 0), 8);
+    qt_put_le(b + 8, 1, 4);
+    qt_put_le(b + 12, LQQ, 4);
+    qt_put_le(b + 16, (uint64_t)N, 8);
+    qt_put_le(b + 24, (uint64_t)K, 8);
+    qt_put_le(b + 32, (uint32_t)group, 4);
+    qt_put_le(b + 40, payload, 8);
+    qt_put_le(b + 48, qjit__hash64(b + 64, payload, 0), 8);
+    qt_put_le(b + 56, qjit__hash64(b, 56, 0), 8);
     *bytes = 64 + payload;
     return b;
 }
 
-static void reseal_v1(uint8_t *b) { put_le(b + 56, qjit__hash64(b, 56, 0), 8); }
+static void reseal_v1(uint8_t *b) { qt_put_le(b + 56, qjit__hash64(b, 56, 0), 8); }
 
 START_TEST(version1_still_read)
 {
@@ -2357,8 +2284,7 @@ START_TEST(version1_still_read)
          * 2 pads before the scale and version 1 must not. */
         int64_t N = 48, K = 384, M = 5;
         int group = groups[gi];
-        float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-        make_weights(W_NORMAL, &r, N, K, W);
+        float *W = normal_weights(&r, N, K);
         size_t b2, b1;
         uint8_t *v2 = pack_weights(LQQ, group, W, QJIT_DTYPE_F32, N, K, NULL, &b2);
         uint8_t *v1 = to_version1(v2, group, N, K, &b1);
@@ -2407,12 +2333,12 @@ START_TEST(version1_still_read)
         const struct { size_t off; uint32_t v; } bad[] = {{12, IS}, {12, QOQ}, {36, 1}, {32, 32}};
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             memcpy(buf, v1, b1);
-            put_le(buf + bad[i].off, bad[i].v, 4);
+            qt_put_le(buf + bad[i].off, bad[i].v, 4);
             reseal_v1(buf);
             ck_assert_int_eq(qjit_weights_inspect(NULL, buf, b1, NULL), QJIT_CORRUPT_WEIGHTS);
         }
         memcpy(buf, v1, b1);
-        put_le(buf + 40, b1 - 63, 8);
+        qt_put_le(buf + 40, b1 - 63, 8);
         reseal_v1(buf);
         ck_assert_int_eq(qjit_weights_inspect(NULL, buf, b1, NULL), QJIT_CORRUPT_WEIGHTS);
         free(buf); free(W); free(v1); free(v2); free(Xq); free(a1); free(a2); free(y1); free(y2);
@@ -2435,15 +2361,14 @@ START_TEST(sections_match_templates)
     ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
     qt_rng r = qt_rng_make(1400);
     int64_t N = 128, K = 512;
-    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
-    make_weights(W_NORMAL, &r, N, K, W);
-    config all[NCONFIGS + 3];
-    memcpy(all, configs, sizeof configs);
-    all[NCONFIGS] = (config){LQQ, 512};
-    all[NCONFIGS + 1] = (config){IS, 512};
-    all[NCONFIGS + 2] = (config){QOQ, 512};
+    float *W = normal_weights(&r, N, K);
+    qt_config all[QT_NCONFIGS + 3];
+    memcpy(all, qt_configs, sizeof qt_configs);
+    all[QT_NCONFIGS] = (qt_config){LQQ, 512};
+    all[QT_NCONFIGS + 1] = (qt_config){IS, 512};
+    all[QT_NCONFIGS + 2] = (qt_config){QOQ, 512};
     char problems[2048] = "";
-    for (int i = 0; i < NCONFIGS + 3; i++) {
+    for (int i = 0; i < QT_NCONFIGS + 3; i++) {
         size_t bytes;
         uint8_t *buf = pack_weights(all[i].scheme, all[i].group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
         qjit__layer_plan plan;
@@ -2452,11 +2377,12 @@ START_TEST(sections_match_templates)
         qjit_status st = qjit__plan_layer(ctx, &req, &plan);
         pthread_mutex_unlock(&ctx->lock);
         ck_assert_msg(st == QJIT_OK, "plan %s g=%d: %s", sname(all[i].scheme), all[i].group, qjit_last_error(ctx));
-        uint32_t n = le32(buf + 40);
+        uint32_t n = qt_le32(buf + 40);
         int agree = plan.nsections == (int)n;
         for (uint32_t s = 0; agree && s < n; s++) {
             const uint8_t *e = buf + 64 + 32 * s;
-            agree = strncmp(plan.sections[s].name, (const char *)e, 16) == 0 && plan.sections[s].bytes == le64(e + 24);
+            agree = strncmp(plan.sections[s].name, (const char *)e, 16) == 0 &&
+                    plan.sections[s].bytes == qt_le64(e + 24);
         }
         if (!agree) {
             size_t used = strlen(problems);
@@ -2465,7 +2391,7 @@ START_TEST(sections_match_templates)
             for (uint32_t s = 0; s < n; s++) {
                 used = strlen(problems);
                 snprintf(problems + used, sizeof problems - used, " %.16s=%llu", (const char *)buf + 64 + 32 * s,
-                         (unsigned long long)le64(buf + 64 + 32 * s + 24));
+                         (unsigned long long)qt_le64(buf + 64 + 32 * s + 24));
             }
             used = strlen(problems);
             snprintf(problems + used, sizeof problems - used, "; plan");
@@ -2488,9 +2414,9 @@ Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("quant");
     struct { const char *name; const TTest *test; int loops; } tests[] = {
-        {"quantize", quantize_matches_spec, NCONFIGS},
-        {"fp32_extremes", quantize_fp32_extremes, NONE_PER_SCHEME},
-        {"all_fp16", quantize_all_fp16_values, NONE_PER_SCHEME},
+        {"quantize", quantize_matches_spec, QT_NCONFIGS},
+        {"fp32_extremes", quantize_fp32_extremes, QT_NONE_PER_SCHEME},
+        {"all_fp16", quantize_all_fp16_values, QT_NONE_PER_SCHEME},
         {"rounding_lqq", round_half_away_from_zero, 1},
         {"rounding", round_half_away_other_schemes, 1},
         {"brute_force_lqq", brute_force_lqq_ranges, 1},
@@ -2502,14 +2428,14 @@ Suite *qjit_test_suite(void)
         {"is_zero_groups", is_zero_groups_and_foreign_options, 1},
         {"layout", layout_hand_checked, 1},
         {"pack_round_trip", pack_unpack_round_trip, 1},
-        {"fp16_input", fp16_input_equals_fp32, NCONFIGS},
-        {"nonfinite", nonfinite_rejected, NONE_PER_SCHEME},
+        {"fp16_input", fp16_input_equals_fp32, QT_NCONFIGS},
+        {"nonfinite", nonfinite_rejected, QT_NONE_PER_SCHEME},
         {"bad_sizes", bad_sizes_rejected, 1},
-        {"capacity", capacity_too_small, NONE_PER_SCHEME},
-        {"allocation_failures", allocation_failures, NONE_PER_SCHEME},
+        {"capacity", capacity_too_small, QT_NONE_PER_SCHEME},
+        {"allocation_failures", allocation_failures, QT_NONE_PER_SCHEME},
         {"scheme_names", scheme_names, 1},
-        {"corruption", corruption_detected, NCONFIGS},
-        {"resealed_fields", resealed_reserved_fields_refused, NONE_PER_SCHEME},
+        {"corruption", corruption_detected, QT_NCONFIGS},
+        {"resealed_fields", resealed_reserved_fields_refused, QT_NONE_PER_SCHEME},
         {"other_scheme", other_scheme_refused, 1},
         {"version1", version1_still_read, 1},
         {"sections_match_templates", sections_match_templates, 1},

@@ -19,20 +19,6 @@
 #define IS QJIT_SCHEME_W4A8_IS
 #define W8A8 QJIT_SCHEME_W8A8
 
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /*------------------------------------------------------------------------
  * FP16
  *------------------------------------------------------------------------*/
@@ -130,8 +116,8 @@ START_TEST(float_to_half_rounding)
         ck_assert_msg(oracle_half(cases[i].f) == cases[i].h, "oracle disagrees on %a", (double)cases[i].f);
     }
     ck_assert(isnan(qjit__half_to_float(qjit__float_to_half(NAN))));
-    ck_assert(isnan(qjit__half_to_float(qjit__float_to_half(float_of(0x7F800001u)))));   /* low payload only */
-    ck_assert(isnan(qjit__half_to_float(qjit__float_to_half(float_of(0xFFC00000u)))));
+    ck_assert(isnan(qjit__half_to_float(qjit__float_to_half(qt_float_of(0x7F800001u)))));   /* low payload only */
+    ck_assert(isnan(qjit__half_to_float(qjit__float_to_half(qt_float_of(0xFFC00000u)))));
 
     /* Random floats around the half range, and every exact midpoint between
      * neighbouring halves, against the oracle. */
@@ -139,7 +125,7 @@ START_TEST(float_to_half_rounding)
     for (int i = 0; i < 300000; i++) {
         uint32_t exponent = 95 + (uint32_t)(qt_next(&r) % 50);     /* 2^-32 .. 2^17 */
         uint32_t u = (uint32_t)(qt_next(&r) & 0x807FFFFFu) | exponent << 23;
-        float f = float_of(u);
+        float f = qt_float_of(u);
         REQUIRE(qjit__float_to_half(f) == oracle_half(f), "%a (0x%08x) -> 0x%04x, oracle 0x%04x", (double)f, u,
                 qjit__float_to_half(f), oracle_half(f));
     }
@@ -306,7 +292,7 @@ START_TEST(activations_bad_input)
         for (size_t j = 0; j < sizeof Xq; j++)
             ck_assert_int_eq((uint8_t)Xq[j], 0x5A);
         for (size_t j = 0; j < 4; j++)
-            ck_assert_uint_eq(bits_of(sx[j]), 0x5A5A5A5Au);
+            ck_assert_uint_eq(qt_bits_of(sx[j]), 0x5A5A5A5Au);
     }
     make_activations(&r, M, K, X);
     ck_assert_int_eq(qjit_reference_quantize_activations(ctx, 0, K, X, Xq, sx), QJIT_INVALID_ARGUMENT);
@@ -323,33 +309,6 @@ END_TEST
 /*------------------------------------------------------------------------
  * GEMM: the test's own decoder of a packed buffer
  *------------------------------------------------------------------------*/
-
-/* Every scheme with every group the brief asks for. */
-typedef struct config {
-    qjit_scheme scheme;
-    int group;
-} config;
-
-static const config configs[] = {
-    {LQQ, 0}, {LQQ, 64}, {LQQ, 128}, {LQQ, 256}, {QOQ, 0}, {QOQ, 64},
-    {QOQ, 128}, {IS, 64}, {IS, 128}, {IS, 256}, {W8A8, 0},
-};
-#define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
-static const config one_per_scheme[] = {{LQQ, 64}, {QOQ, 0}, {QOQ, 64}, {IS, 64}, {W8A8, 0}};
-#define NONE_PER_SCHEME ((int)(sizeof one_per_scheme / sizeof one_per_scheme[0]))
-
-static uint64_t le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* A quantized layer and what the kernels compute from it, decoded here. */
 typedef struct layer {
@@ -369,12 +328,12 @@ typedef struct layer {
  * header_bytes. */
 static const uint8_t *section(const uint8_t *b, const char *name, uint64_t *bytes)
 {
-    uint32_t n = le32(b + 40);
+    uint32_t n = qt_le32(b + 40);
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *e = b + 64 + 32 * i;
         if (strncmp((const char *)e, name, 16) == 0) {
-            *bytes = le64(e + 24);
-            return b + le32(b + 44) + le64(e + 16);
+            *bytes = qt_le64(e + 24);
+            return b + qt_le32(b + 44) + qt_le64(e + 16);
         }
     }
     ck_abort_msg("no section %s", name);
@@ -397,11 +356,11 @@ static size_t block_pos(int64_t n, int64_t k, int64_t K, int bits, int *high)
 static void decode_layer(layer *L)
 {
     const uint8_t *b = L->packed;
-    ck_assert(memcmp(b, "QJITWTS1", 8) == 0 && le32(b + 8) == 2);
-    L->scheme = (qjit_scheme)le32(b + 12);
-    L->N = (int64_t)le64(b + 16);
-    L->K = (int64_t)le64(b + 24);
-    L->group = (int32_t)le32(b + 32);
+    ck_assert(memcmp(b, "QJITWTS1", 8) == 0 && qt_le32(b + 8) == 2);
+    L->scheme = (qjit_scheme)qt_le32(b + 12);
+    L->N = (int64_t)qt_le64(b + 16);
+    L->K = (int64_t)qt_le64(b + 24);
+    L->group = (int32_t)qt_le32(b + 32);
     L->G = L->group ? L->group : (int)L->K;
     L->groups = L->K / L->G;
     int64_t N = L->N, K = L->K;
@@ -416,10 +375,10 @@ static void decode_layer(layer *L)
     L->zero = calloc((size_t)N, sizeof(int32_t));
     ck_assert(L->zero != NULL);
     for (int64_t n = 0; n < N; n++) {
-        uint32_t u = le32(sc + 4 * n);
+        uint32_t u = qt_le32(sc + 4 * n);
         memcpy(&L->scale[n], &u, 4);
         if (zbytes)
-            L->zero[n] = (int32_t)le32(zp + 4 * n);
+            L->zero[n] = (int32_t)qt_le32(zp + 4 * n);
         for (int64_t k = 0; k < K; k++) {
             int high;
             int64_t gi = k / L->G;
@@ -545,7 +504,7 @@ static void check_gemm(const char *what, const layer *L, int64_t M, const int8_t
                     (long long)n, acc[m * N + n], want32, (unsigned long long)qt_seed());
             float y = Y[m * N + n], ss = sx[m] * L->scale[n];
             volatile float formula = (float)epi32 * ss;
-            REQUIRE(bits_of(y) == bits_of(formula), "%s: Y[%lld,%lld] = %a, float(%d) * (sx * s) = %a", what,
+            REQUIRE(qt_bits_of(y) == qt_bits_of(formula), "%s: Y[%lld,%lld] = %a, float(%d) * (sx * s) = %a", what,
                     (long long)m, (long long)n, (double)y, epi32, (double)formula);
             if (!out_of_range) {
                 double exact = (double)epi * sx[m] * L->scale[n];
@@ -582,7 +541,7 @@ START_TEST(gemm_matches_naive)
         {1, 16, 256},   {7, 48, 768},   {33, 80, 512},  {5, 16, 256},   {64, 272, 1024},
         {3, 1040, 256}, {9, 16, 8192},  {2, 528, 512},  {4, 32, 320},   {6, 16, 192},
     };
-    const config c = configs[_i];
+    const qt_config c = qt_configs[_i];
     qt_rng r = qt_rng_make(14 + 100 * (uint64_t)_i);
     int ran = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -618,7 +577,7 @@ END_TEST
  *   w8a8: +-1, operands +-127. */
 START_TEST(gemm_extreme_accumulators)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     int64_t M = 6, N = 32, K = 64 * 65;
     float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     qjit_quantize_options o;
@@ -669,8 +628,8 @@ END_TEST
  * 127), over K = 2112 x 64 = 135168: 127 x 127 x K > 2^31. */
 START_TEST(gemm_wraps_like_int32)
 {
-    const config cs[] = {{W8A8, 0}, {LQQ, 0}};
-    const config c = cs[_i];
+    const qt_config cs[] = {{W8A8, 0}, {LQQ, 0}};
+    const qt_config c = cs[_i];
     int64_t M = 2, N = 16, K = 2112 * 64;
     float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
     for (int64_t n = 0; n < N; n++)
@@ -753,7 +712,7 @@ END_TEST
 
 START_TEST(gemm_bad_arguments)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qjit_context *ctx = qt_bare_context();
     qt_rng r = qt_rng_make(16 + (uint64_t)_i);
     layer L = make_layer(&r, c.scheme, c.group, 32, 128);
@@ -774,7 +733,7 @@ START_TEST(gemm_bad_arguments)
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, 300, 2, Xq, sx, acc, Y), QJIT_CORRUPT_WEIGHTS);
     /* An absurd M for the layer: its M x N outputs cannot be addressed. */
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, INT64_MAX / 8, Xq, sx, acc, Y), QJIT_OVERFLOW);
-    uint32_t header = le32(L.packed + 44);
+    uint32_t header = qt_le32(L.packed + 44);
     L.packed[header + (qt_next(&r) % (L.bytes - header))] ^= 0x10;
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, 2, Xq, sx, acc, Y), QJIT_CORRUPT_WEIGHTS);
     ck_assert(strstr(ctx->last_error, "checksum") != NULL);
@@ -782,48 +741,11 @@ START_TEST(gemm_bad_arguments)
     ck_assert_int_eq(qjit_reference_gemm(ctx, L.packed, L.bytes, 2, Xq, sx, NULL, NULL), QJIT_CORRUPT_WEIGHTS);
     for (size_t i = 0; i < 64; i++) {
         ck_assert_uint_eq((uint32_t)acc[i], 0x5A5A5A5Au);
-        ck_assert_uint_eq(bits_of(Y[i]), 0x5A5A5A5Au);
+        ck_assert_uint_eq(qt_bits_of(Y[i]), 0x5A5A5A5Au);
     }
     layer_free(&L);
 }
 END_TEST
-
-/* An allocator that fails after `budget` allocations, counts live blocks
- * and checks every free is given the size that was allocated. */
-typedef struct fault_alloc {
-    long budget;                 /* < 0: unlimited */
-    long live, size_mismatches;
-} fault_alloc;
-
-static void *fault_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
-{
-    fault_alloc *fa = ud;
-    size_t *old = ptr ? (size_t *)ptr - 2 : NULL;
-    if (old && old[0] != old_size)
-        fa->size_mismatches++;
-    if (new_size == 0) {
-        if (old) {
-            fa->live--;
-            free(old);
-        }
-        return NULL;
-    }
-    if (fa->budget == 0)
-        return NULL;
-    if (fa->budget > 0)
-        fa->budget--;
-    size_t *b = malloc(new_size + 2 * sizeof(size_t));
-    if (!b)
-        return NULL;
-    b[0] = new_size;
-    if (old) {
-        memcpy(b + 2, old + 2, old_size < new_size ? old_size : new_size);
-        free(old);
-    } else {
-        fa->live++;
-    }
-    return b + 2;
-}
 
 /* Every allocation of the reference GEMM failing in turn: it reports
  * QJIT_OUT_OF_MEMORY with the outputs untouched, or (when only a helper
@@ -831,12 +753,11 @@ static void *fault_realloc(void *ud, void *ptr, size_t old_size, size_t new_size
  * threads; it never leaks. */
 START_TEST(gemm_allocation_failures)
 {
-    const config c = one_per_scheme[_i];
+    const qt_config c = qt_one_per_scheme[_i];
     qt_rng r = qt_rng_make(18 + (uint64_t)_i);
     qjit_context *ctx = qt_bare_context();
-    fault_alloc fa = {-1, 0, 0};
-    ctx->host_realloc = fault_realloc;
-    ctx->host_ud = &fa;
+    qt_alloc_counts alloc = {-1, 0, 0, 0};
+    qt_use_counting_alloc(ctx, &alloc);
     int64_t M = 5, N = 256, K = 256;
     layer L = make_layer(&r, c.scheme, c.group, N, K);
     int8_t *Xq = qt_xmalloc((size_t)(M * K));
@@ -847,7 +768,7 @@ START_TEST(gemm_allocation_failures)
     ck_assert_int_eq(qjit_reference_gemm(NULL, L.packed, L.bytes, M, Xq, sx, want, Yw), QJIT_OK);
     int saw_oom = 0, saw_ok = 0;
     for (long budget = 0; budget < 12; budget++) {
-        fa.budget = budget;
+        alloc.fail_after = budget;
         memset(acc, 0x5A, sizeof(int32_t) * (size_t)(M * N));
         memset(Y, 0x5A, sizeof(float) * (size_t)(M * N));
         qjit_status st = qjit_reference_gemm(ctx, L.packed, L.bytes, M, Xq, sx, acc, Y);
@@ -858,13 +779,13 @@ START_TEST(gemm_allocation_failures)
             saw_ok = 1;
         } else {
             for (int64_t i = 0; i < M * N; i++)
-                REQUIRE((uint32_t)acc[i] == 0x5A5A5A5Au && bits_of(Y[i]) == 0x5A5A5A5Au,
+                REQUIRE((uint32_t)acc[i] == 0x5A5A5A5Au && qt_bits_of(Y[i]) == 0x5A5A5A5Au,
                         "budget %ld: output %lld written after a failure", budget, (long long)i);
             ck_assert(strstr(ctx->last_error, "memory") != NULL);
             saw_oom = 1;
         }
-        ck_assert_msg(fa.live == 0, "budget %ld: %ld blocks leaked", budget, fa.live);
-        ck_assert_int_eq(fa.size_mismatches, 0);
+        ck_assert_msg(alloc.live == 0, "budget %ld: %ld blocks leaked", budget, alloc.live);
+        ck_assert_int_eq(alloc.size_mismatches, 0);
     }
     ck_assert(saw_oom && saw_ok);
     free(Xq); free(want); free(acc); free(Yw); free(Y);
@@ -882,12 +803,12 @@ Suite *qjit_test_suite(void)
         {"activations_all_fp16", activations_all_fp16_values, 1},
         {"activations_rounding", activations_round_half_away, 1},
         {"activations_bad", activations_bad_input, 1},
-        {"gemm", gemm_matches_naive, NCONFIGS},
-        {"gemm_extreme", gemm_extreme_accumulators, NONE_PER_SCHEME},
+        {"gemm", gemm_matches_naive, QT_NCONFIGS},
+        {"gemm_extreme", gemm_extreme_accumulators, QT_NONE_PER_SCHEME},
         {"gemm_wraps", gemm_wraps_like_int32, 2},
         {"gemm_accuracy", gemm_end_to_end_accuracy, 1},
-        {"gemm_bad", gemm_bad_arguments, NONE_PER_SCHEME},
-        {"gemm_allocation_failures", gemm_allocation_failures, NONE_PER_SCHEME},
+        {"gemm_bad", gemm_bad_arguments, QT_NONE_PER_SCHEME},
+        {"gemm_allocation_failures", gemm_allocation_failures, QT_NONE_PER_SCHEME},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         TCase *tc = tcase_create(tests[i].name);

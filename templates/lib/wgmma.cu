@@ -15,8 +15,10 @@ template <int N> static __device__ __forceinline__ void wgmma_wait()
  * asynchronous MMAs that write it. */
 static __device__ __forceinline__ void reg_fence(int &r) { asm volatile("" : "+r"(r) :: "memory"); }
 
-template <int SCALE_D = 1>
-static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32(int (&d)[{{ nd }}], const u32 (&a)[4], u64 desc)
+//% -- Two forms: SCALE_D a template constant, or (_sd) a run-time value.
+//% for _, form in ipairs({ { suffix = "", head = "template <int SCALE_D = 1>\n", param = "", arg = '"n"(SCALE_D)' },
+//%                         { suffix = "_sd", head = "", param = ", int scale_d", arg = '"r"(scale_d)' } }) do
+{{ form.head }}static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32{{ form.suffix }}(int (&d)[{{ nd }}], const u32 (&a)[4], u64 desc{{ form.param }})
 {
     asm volatile("{ .reg .pred p;\n"
                  "setp.ne.b32 p, %{{ nd + 5 }}, 0;\n"
@@ -32,24 +34,6 @@ static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32(int (&d)[{{ nd }
 //%   for r = i, math.min(nd - 1, i + 7) do outs[#outs + 1] = '"+r"(d[' .. r .. '])' end
                  {{ i == 0 and ": " or "  " }}{{ table.concat(outs, ", ") }}{{ i + 8 < nd and "," or "" }}
 //% end
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(SCALE_D));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), {{ form.arg }});
 }
-
-static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32_sd(int (&d)[{{ nd }}], const u32 (&a)[4], u64 desc, int scale_d)
-{
-    asm volatile("{ .reg .pred p;\n"
-                 "setp.ne.b32 p, %{{ nd + 5 }}, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n{{ nt }}k32.s32.s8.s8 "
-//% for i = 0, nd - 1, 16 do
-//%   local regs = {}
-//%   for r = i, math.min(nd - 1, i + 15) do regs[#regs + 1] = "%" .. r end
-                 "{{ i == 0 and "{ " or "" }}{{ table.concat(regs, ", ") }}{{ i + 16 >= nd and " }, " or ", " }}"
 //% end
-                 "{ %{{ nd }}, %{{ nd + 1 }}, %{{ nd + 2 }}, %{{ nd + 3 }} }, %{{ nd + 4 }}, p;\n }\n"
-//% for i = 0, nd - 1, 8 do
-//%   local outs = {}
-//%   for r = i, math.min(nd - 1, i + 7) do outs[#outs + 1] = '"+r"(d[' .. r .. '])' end
-                 {{ i == 0 and ": " or "  " }}{{ table.concat(outs, ", ") }}{{ i + 8 < nd and "," or "" }}
-//% end
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
-}
