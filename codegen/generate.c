@@ -12,6 +12,7 @@
 #include "lua_vm.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,10 +71,40 @@ qjit_status qjit__canonicalize_locked(qjit_context *ctx, const char *key, const 
 
 /*--- kernel facts ----------------------------------------------------------*/
 
+/* The facts field by field, in the order the cache text lists them: one
+ * table for the reader of Lua's answer, the cache text and its parser, so
+ * the three cannot drift. Strings (size > 0): at least lo characters;
+ * integers (size 0): in [lo, hi], and Lua may leave out the optional ones
+ * (dflt). */
+typedef struct fact_field {
+    const char *name;
+    size_t offset, size;
+    long lo, hi, dflt;
+    int optional;
+} fact_field;
+#define FACT_STR(f, min) {#f, offsetof(qjit__kernel_facts, f), sizeof(((qjit__kernel_facts *)0)->f), min, 0, 0, 0}
+#define FACT_INT(f, lo, hi, dflt, opt) {#f, offsetof(qjit__kernel_facts, f), 0, lo, hi, dflt, opt}
+static const fact_field FACTS[] = {
+    FACT_STR(name, 1),       FACT_STR(kind, 0),           FACT_STR(arch, 0),
+    FACT_INT(threads, 32, 1024, 0, 0), FACT_INT(smem, 0, 1L << 30, 0, 0), FACT_INT(pdl, 0, 1, 0, 1),
+    FACT_INT(cluster, 1, 8, 1, 1),     FACT_STR(signature, 0),
+};
+#define NFACTS (sizeof FACTS / sizeof FACTS[0])
+
+static char *fact_str(qjit__kernel_facts *f, const fact_field *d) { return (char *)f + d->offset; }
+static int *fact_int(qjit__kernel_facts *f, const fact_field *d) { return (int *)((char *)f + d->offset); }
+
 char *qjit__facts_format(qjit_context *ctx, const qjit__kernel_facts *f)
 {
-    return qjit__printf(ctx, "name=%s\nkind=%s\narch=%s\nthreads=%d\nsmem=%d\npdl=%d\ncluster=%d\nsignature=%s\n",
-                        f->name, f->kind, f->arch, f->threads, f->smem, f->pdl, f->cluster, f->signature);
+    char text[sizeof *f + 32 * NFACTS];
+    size_t at = 0;
+    for (size_t i = 0; i < NFACTS; i++) {
+        const fact_field *d = &FACTS[i];
+        const char *field = (const char *)f + d->offset;
+        at += d->size ? (size_t)snprintf(text + at, sizeof text - at, "%s=%s\n", d->name, field)
+                      : (size_t)snprintf(text + at, sizeof text - at, "%s=%d\n", d->name, *(const int *)field);
+    }
+    return qjit__strdup(ctx, text);
 }
 
 /* One "name=value" line of text, value copied into buf; 0 if absent, too
@@ -97,26 +128,28 @@ static int meta_line(const char *text, const char *name, char *buf, size_t size)
     return found == 1;
 }
 
-static int meta_int(const char *text, const char *name, long lo, long hi, int *out)
+/* One field of the cache text into f; 0 if absent or out of range. */
+static int meta_field(const char *text, const fact_field *d, qjit__kernel_facts *f)
 {
+    if (d->size)
+        return meta_line(text, d->name, fact_str(f, d), d->size) && strlen(fact_str(f, d)) >= (size_t)d->lo;
     char buf[24], *end;
-    if (!meta_line(text, name, buf, sizeof buf) || !buf[0])
+    if (!meta_line(text, d->name, buf, sizeof buf) || !buf[0])
         return 0;
     long v = strtol(buf, &end, 10);
-    if (*end || v < lo || v > hi)
+    if (*end || v < d->lo || v > d->hi)
         return 0;
-    *out = (int)v;
+    *fact_int(f, d) = (int)v;
     return 1;
 }
 
 qjit_status qjit__facts_parse(qjit_context *ctx, const char *text, qjit__kernel_facts *f)
 {
     memset(f, 0, sizeof *f);
-    if (!text || !meta_line(text, "name", f->name, sizeof f->name) || !f->name[0] ||
-        !meta_line(text, "kind", f->kind, sizeof f->kind) || !meta_line(text, "arch", f->arch, sizeof f->arch) ||
-        !meta_line(text, "signature", f->signature, sizeof f->signature) ||
-        !meta_int(text, "threads", 32, 1024, &f->threads) || !meta_int(text, "smem", 0, 1 << 30, &f->smem) ||
-        !meta_int(text, "pdl", 0, 1, &f->pdl) || !meta_int(text, "cluster", 1, 8, &f->cluster))
+    int ok = text != NULL;
+    for (size_t i = 0; ok && i < NFACTS; i++)
+        ok = meta_field(text, &FACTS[i], f);
+    if (!ok)
         return qjit__error(ctx, QJIT_CACHE_CORRUPT, "cache entry's launch facts are incomplete or out of range:\n%s",
                            text ? text : "(none)");
     return QJIT_OK;
@@ -131,22 +164,17 @@ typedef struct gen_read {
 static qjit_status read_generated(qjit__rec *r, void *ud)
 {
     gen_read *g = ud;
-    qjit__kernel_facts *f = &g->facts;
-    long long threads, smem, pdl, cluster;
-    qjit_status st;
-    if ((st = qjit__rec_strcpy(r, "name", f->name, sizeof f->name)) ||
-        (st = qjit__rec_strcpy(r, "kind", f->kind, sizeof f->kind)) ||
-        (st = qjit__rec_strcpy(r, "arch", f->arch, sizeof f->arch)) ||
-        (st = qjit__rec_strcpy(r, "signature", f->signature, sizeof f->signature)) ||
-        (st = qjit__rec_int(r, "threads", 32, 1024, &threads)) ||
-        (st = qjit__rec_int(r, "smem", 0, 1 << 30, &smem)) ||
-        (st = qjit__rec_int_or(r, "pdl", 0, 1, 0, &pdl)) ||
-        (st = qjit__rec_int_or(r, "cluster", 1, 8, 1, &cluster)))
-        return st;
-    f->threads = (int)threads;
-    f->smem = (int)smem;
-    f->pdl = (int)pdl;
-    f->cluster = (int)cluster;
+    for (size_t i = 0; i < NFACTS; i++) {
+        const fact_field *d = &FACTS[i];
+        long long v;
+        qjit_status st = d->size ? qjit__rec_strcpy(r, d->name, fact_str(&g->facts, d), d->size)
+                         : d->optional ? qjit__rec_int_or(r, d->name, d->lo, d->hi, d->dflt, &v)
+                                       : qjit__rec_int(r, d->name, d->lo, d->hi, &v);
+        if (st)
+            return st;
+        if (!d->size)
+            *fact_int(&g->facts, d) = (int)v;
+    }
     return qjit__rec_strdup(r, "source", &g->source);
 }
 

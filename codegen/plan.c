@@ -21,68 +21,55 @@ static int find_name(const char *name, const void *base, size_t stride, int coun
     return -1;
 }
 
-/* Opens array `field` of t as *list, checking it has 1..max elements
- * (0..max if empty_ok). */
-static qjit_status open_list(qjit__rec *t, const char *field, long long max, int empty_ok, qjit__rec *list,
-                             long long *n)
+/* Reads array `field` of t, 1..max elements (0..max if empty_ok), element
+ * by element with one(element, index from 0, ud); *count follows the
+ * elements taken. */
+typedef qjit_status (*read_elem_fn)(qjit__rec *e, int i, void *ud);
+static qjit_status read_list(qjit__rec *t, const char *field, long long max, int empty_ok, read_elem_fn one,
+                             void *ud, int *count)
 {
-    qjit_status st = qjit__rec_table(t, field, list);
+    qjit__rec list, e;
+    qjit_status st = qjit__rec_table(t, field, &list);
     if (st)
         return st;
-    *n = qjit__rec_len(list);
-    if (*n > max || (*n < 1 && !empty_ok)) {
-        st = qjit__rec_fail(list, "has %lld entries (%s1..%lld)", *n, empty_ok ? "0 or " : "", max);
-        qjit__rec_close(list);
-    }
-    return st;
-}
-
-static qjit_status read_sections(qjit__rec *root, qjit__layer_plan *out)
-{
-    qjit__rec list, s;
-    long long n;
-    qjit_status st = open_list(root, "sections", QJIT__PLAN_SECTIONS, 0, &list, &n);
-    if (st)
-        return st;
+    long long n = qjit__rec_len(&list);
+    if (n > max || (n < 1 && !empty_ok))
+        st = qjit__rec_fail(&list, "has %lld entries (%s1..%lld)", n, empty_ok ? "0 or " : "", max);
     for (long long i = 1; st == QJIT_OK && i <= n; i++) {
-        qjit__section_plan *sp = &out->sections[i - 1];
-        long long bytes = 0;
-        if ((st = qjit__rec_elem(&list, i, &s)))
+        if ((st = qjit__rec_elem(&list, i, &e)))
             break;
-        if (!(st = qjit__rec_strcpy(&s, "name", sp->name, sizeof sp->name)))
-            st = qjit__rec_int(&s, "bytes", 0, INT64_MAX, &bytes);
-        sp->bytes = (uint64_t)bytes;
-        qjit__rec_close(&s);
-        out->nsections = (int)i;
+        *count = (int)i;
+        st = one(&e, (int)(i - 1), ud);
+        qjit__rec_close(&e);
     }
     qjit__rec_close(&list);
     return st;
 }
 
-static qjit_status read_grid(qjit__rec *k, qjit__grid_dim grid[3])
+static qjit_status read_section(qjit__rec *s, int i, void *ud)
 {
-    qjit__rec list, d;
-    long long n;
-    qjit_status st = open_list(k, "grid", 3, 0, &list, &n);
-    if (st)
-        return st;
-    if (n != 3)
-        st = qjit__rec_fail(&list, "has %lld dimensions, not 3", n);
-    for (long long i = 1; st == QJIT_OK && i <= 3; i++) {
-        long long base, per_m, div;
-        if ((st = qjit__rec_elem(&list, i, &d)))
-            break;
-        if (!(st = qjit__rec_int_or(&d, "base", 0, INT32_MAX, 0, &base)) &&
-            !(st = qjit__rec_int_or(&d, "per_m", 0, 1024, 0, &per_m)) &&
-            !(st = qjit__rec_int_or(&d, "div", 1, INT32_MAX, 1, &div))) {
-            grid[i - 1].base = base;
-            grid[i - 1].per_m = per_m;
-            grid[i - 1].div = div;
-        }
-        qjit__rec_close(&d);
-    }
-    qjit__rec_close(&list);
+    qjit__section_plan *sp = &((qjit__layer_plan *)ud)->sections[i];
+    long long bytes = 0;
+    qjit_status st = qjit__rec_strcpy(s, "name", sp->name, sizeof sp->name);
+    if (!st)
+        st = qjit__rec_int(s, "bytes", 0, INT64_MAX, &bytes);
+    sp->bytes = (uint64_t)bytes;
     return st;
+}
+
+static qjit_status read_dim(qjit__rec *d, int i, void *ud)
+{
+    qjit__grid_dim *g = &((qjit__grid_dim *)ud)[i];
+    long long base, per_m, div;
+    qjit_status st;
+    if ((st = qjit__rec_int_or(d, "base", 0, INT32_MAX, 0, &base)) ||
+        (st = qjit__rec_int_or(d, "per_m", 0, 1024, 0, &per_m)) ||
+        (st = qjit__rec_int_or(d, "div", 1, INT32_MAX, 1, &div)))
+        return st;
+    g->base = base;
+    g->per_m = per_m;
+    g->div = div;
+    return QJIT_OK;
 }
 
 static const struct { const char *name; qjit__slot_kind kind; } SLOT_KINDS[] = {
@@ -92,10 +79,21 @@ static const struct { const char *name; qjit__slot_kind kind; } SLOT_KINDS[] = {
     {"epoch", QJIT__SLOT_EPOCH},
 };
 
+/* What the records of one bucket are resolved against. */
+typedef struct bucket_read {
+    const qjit__layer_plan *lp;
+    qjit__bucket_plan *b;
+    qjit__kernel_plan *k;        /* the kernel whose slots are being read */
+} bucket_read;
+
 /* One slot: its kind, and what its ref names resolved against the layer's
  * sections and the bucket's workspace and maps. */
-static qjit_status read_slot(qjit__rec *s, const qjit__layer_plan *lp, const qjit__bucket_plan *b, qjit__slot *slot)
+static qjit_status read_slot(qjit__rec *s, int i, void *ud)
 {
+    const bucket_read *r = ud;
+    const qjit__layer_plan *lp = r->lp;
+    const qjit__bucket_plan *b = r->b;
+    qjit__slot *slot = &r->k->slots[i];
     const char *kind, *ref;
     long long optional;
     qjit_status st;
@@ -131,112 +129,94 @@ static qjit_status read_slot(qjit__rec *s, const qjit__layer_plan *lp, const qji
     return QJIT_OK;
 }
 
-static qjit_status read_kernel(qjit__rec *b_rec, const char *field, const qjit__layer_plan *lp,
-                               const qjit__bucket_plan *b, qjit__kernel_plan *k)
+static qjit_status read_kernel(qjit__rec *b_rec, const char *field, bucket_read *r, qjit__kernel_plan *k)
 {
-    qjit__rec kr, list, s;
-    long long n = 0;
+    qjit__rec kr;
+    int ndims = 0;
     qjit_status st = qjit__rec_table(b_rec, field, &kr);
     if (st)
         return st;
-    if ((st = qjit__rec_strdup(&kr, "key", &k->key)) || (st = qjit__rec_strdup(&kr, "signature", &k->signature)) ||
-        (st = read_grid(&kr, k->grid)) || (st = open_list(&kr, "slots", QJIT__PLAN_SLOTS, 0, &list, &n))) {
-        qjit__rec_close(&kr);
-        return st;
-    }
-    for (long long i = 1; st == QJIT_OK && i <= n; i++) {
-        if ((st = qjit__rec_elem(&list, i, &s)))
-            break;
-        st = read_slot(&s, lp, b, &k->slots[i - 1]);
-        qjit__rec_close(&s);
-        k->nslots = (int)i;
-    }
-    qjit__rec_close(&list);
+    r->k = k;
+    if (!(st = qjit__rec_strdup(&kr, "key", &k->key)) && !(st = qjit__rec_strdup(&kr, "signature", &k->signature)) &&
+        !(st = read_list(&kr, "grid", 3, 0, read_dim, k->grid, &ndims)) && ndims != 3)
+        st = qjit__rec_fail(&kr, "grid has %d dimensions, not 3", ndims);
+    if (!st)
+        st = read_list(&kr, "slots", QJIT__PLAN_SLOTS, 0, read_slot, r, &k->nslots);
     k->flags = -1;
     if (st == QJIT_OK && qjit__rec_has(&kr, "flags")) {
         const char *flags;
         if (!(st = qjit__rec_str(&kr, "flags", &flags, NULL)) &&
-            (k->flags = find_name(flags, b->ws, sizeof b->ws[0], b->nws)) < 0)
+            (k->flags = find_name(flags, r->b->ws, sizeof r->b->ws[0], r->b->nws)) < 0)
             st = qjit__rec_fail(&kr, "its flags section '%s' is not in the workspace", flags);
     }
     qjit__rec_close(&kr);
     return st;
 }
 
-static qjit_status read_workspace(qjit__rec *b_rec, qjit__bucket_plan *b)
+static qjit_status read_ws(qjit__rec *s, int i, void *ud)
 {
-    qjit__rec list, s;
-    long long n;
-    qjit_status st = open_list(b_rec, "workspace", QJIT__PLAN_WS, 0, &list, &n);
-    if (st)
+    qjit__ws_section *w = &((qjit__bucket_plan *)ud)->ws[i];
+    long long fixed, per_m, per_mtile;
+    qjit_status st;
+    if ((st = qjit__rec_strcpy(s, "name", w->name, sizeof w->name)) ||
+        (st = qjit__rec_int_or(s, "fixed", 0, INT32_MAX, 0, &fixed)) ||
+        (st = qjit__rec_int_or(s, "per_m", 0, INT32_MAX, 0, &per_m)) ||
+        (st = qjit__rec_int_or(s, "per_mtile", 0, INT32_MAX, 0, &per_mtile)))
         return st;
-    for (long long i = 1; st == QJIT_OK && i <= n; i++) {
-        qjit__ws_section *w = &b->ws[i - 1];
-        long long fixed, per_m, per_mtile;
-        if ((st = qjit__rec_elem(&list, i, &s)))
-            break;
-        if (!(st = qjit__rec_strcpy(&s, "name", w->name, sizeof w->name)) &&
-            !(st = qjit__rec_int_or(&s, "fixed", 0, INT32_MAX, 0, &fixed)) &&
-            !(st = qjit__rec_int_or(&s, "per_m", 0, INT32_MAX, 0, &per_m)) &&
-            !(st = qjit__rec_int_or(&s, "per_mtile", 0, INT32_MAX, 0, &per_mtile))) {
-            w->fixed = (uint64_t)fixed;
-            w->per_m = (uint64_t)per_m;
-            w->per_mtile = (uint64_t)per_mtile;
-        }
-        qjit__rec_close(&s);
-        b->nws = (int)i;
-    }
-    qjit__rec_close(&list);
-    return st;
+    w->fixed = (uint64_t)fixed;
+    w->per_m = (uint64_t)per_m;
+    w->per_mtile = (uint64_t)per_mtile;
+    return QJIT_OK;
 }
 
-static qjit_status read_maps(qjit__rec *b_rec, const qjit__layer_plan *lp, qjit__bucket_plan *b)
+static const struct { const char *name; qjit__map_type type; } MAP_TYPES[] = {
+    {"u8", QJIT__MAP_U8}, {"u32", QJIT__MAP_U32}, {"u64", QJIT__MAP_U64},
+};
+
+static qjit_status read_map(qjit__rec *s, int i, void *ud)
 {
-    qjit__rec list, s;
-    long long n;
-    qjit_status st = open_list(b_rec, "maps", QJIT__PLAN_MAPS, 1, &list, &n);
-    if (st)
+    const bucket_read *r = ud;
+    const qjit__layer_plan *lp = r->lp;
+    const qjit__bucket_plan *b = r->b;
+    qjit__map_plan *m = &r->b->maps[i];
+    const char *source, *section, *type;
+    long long cols, rows, rows_per_m, stride, bc, br, swizzle;
+    qjit_status st;
+    if ((st = qjit__rec_strcpy(s, "name", m->name, sizeof m->name)) ||
+        (st = qjit__rec_str(s, "source", &source, NULL)) || (st = qjit__rec_str(s, "section", &section, NULL)) ||
+        (st = qjit__rec_str(s, "dtype", &type, NULL)) || (st = qjit__rec_int(s, "cols", 1, INT64_MAX, &cols)) ||
+        (st = qjit__rec_int(s, "rows", 0, INT64_MAX, &rows)) ||
+        (st = qjit__rec_int(s, "rows_per_m", 0, 1, &rows_per_m)) ||
+        (st = qjit__rec_int(s, "stride", 16, INT64_MAX, &stride)) ||
+        (st = qjit__rec_int(s, "box_cols", 1, 256, &bc)) || (st = qjit__rec_int(s, "box_rows", 1, 256, &br)) ||
+        (st = qjit__rec_int(s, "swizzle", 0, 128, &swizzle)))
         return st;
-    for (long long i = 1; st == QJIT_OK && i <= n; i++) {
-        qjit__map_plan *m = &b->maps[i - 1];
-        const char *source, *section, *type;
-        long long cols, rows, rows_per_m, stride, bc, br, swizzle;
-        if ((st = qjit__rec_elem(&list, i, &s)))
-            break;
-        if (!(st = qjit__rec_strcpy(&s, "name", m->name, sizeof m->name)) &&
-            !(st = qjit__rec_str(&s, "source", &source, NULL)) && !(st = qjit__rec_str(&s, "section", &section, NULL)) &&
-            !(st = qjit__rec_str(&s, "dtype", &type, NULL)) && !(st = qjit__rec_int(&s, "cols", 1, INT64_MAX, &cols)) &&
-            !(st = qjit__rec_int(&s, "rows", 0, INT64_MAX, &rows)) &&
-            !(st = qjit__rec_int(&s, "rows_per_m", 0, 1, &rows_per_m)) &&
-            !(st = qjit__rec_int(&s, "stride", 16, INT64_MAX, &stride)) &&
-            !(st = qjit__rec_int(&s, "box_cols", 1, 256, &bc)) && !(st = qjit__rec_int(&s, "box_rows", 1, 256, &br)) &&
-            !(st = qjit__rec_int(&s, "swizzle", 0, 128, &swizzle))) {
-            m->workspace = !strcmp(source, "ws");
-            m->ref = m->workspace ? find_name(section, b->ws, sizeof b->ws[0], b->nws)
-                                  : find_name(section, lp->sections, sizeof lp->sections[0], lp->nsections);
-            m->type = !strcmp(type, "u8") ? QJIT__MAP_U8 : !strcmp(type, "u32") ? QJIT__MAP_U32 : QJIT__MAP_U64;
-            if (strcmp(type, "u8") && strcmp(type, "u32") && strcmp(type, "u64"))
-                st = qjit__rec_fail(&s, "map %s has element type '%s' (u8, u32 or u64)", m->name, type);
-            m->cols = (uint64_t)cols;
-            m->rows = (uint64_t)rows;
-            m->rows_per_m = (uint64_t)rows_per_m;
-            m->stride = (uint64_t)stride;
-            m->box_cols = (uint32_t)bc;
-            m->box_rows = (uint32_t)br;
-            m->swizzle = (int)swizzle;
-            if (st == QJIT_OK && m->ref < 0)
-                st = qjit__rec_fail(&s, "map %s is of section '%s', which the plan does not define", m->name,
-                                    section);
-        }
-        qjit__rec_close(&s);
-        b->nmaps = (int)i;
-    }
-    qjit__rec_close(&list);
-    return st;
+    size_t t = 0;
+    while (t < sizeof MAP_TYPES / sizeof MAP_TYPES[0] && strcmp(MAP_TYPES[t].name, type))
+        t++;
+    if (t == sizeof MAP_TYPES / sizeof MAP_TYPES[0])
+        return qjit__rec_fail(s, "map %s has element type '%s' (u8, u32 or u64)", m->name, type);
+    m->type = MAP_TYPES[t].type;
+    m->workspace = !strcmp(source, "ws");
+    m->ref = m->workspace ? find_name(section, b->ws, sizeof b->ws[0], b->nws)
+                          : find_name(section, lp->sections, sizeof lp->sections[0], lp->nsections);
+    m->cols = (uint64_t)cols;
+    m->rows = (uint64_t)rows;
+    m->rows_per_m = (uint64_t)rows_per_m;
+    m->stride = (uint64_t)stride;
+    m->box_cols = (uint32_t)bc;
+    m->box_rows = (uint32_t)br;
+    m->swizzle = (int)swizzle;
+    if (m->ref < 0)
+        return qjit__rec_fail(s, "map %s is of section '%s', which the plan does not define", m->name, section);
+    return QJIT_OK;
 }
 
-static qjit_status read_bucket(qjit__rec *b_rec, const qjit__layer_plan *lp, qjit__bucket_plan *b)
+static qjit_status read_bucket(qjit__rec *b_rec, int i, void *ud)
 {
+    qjit__layer_plan *lp = ud;
+    qjit__bucket_plan *b = &lp->buckets[i];
+    bucket_read r = {lp, b, NULL};
     long long max_m, tile_m, cluster;
     qjit_status st;
     if ((st = qjit__rec_int(b_rec, "max_m", 0, INT32_MAX, &max_m)) ||
@@ -247,40 +227,25 @@ static qjit_status read_bucket(qjit__rec *b_rec, const qjit__layer_plan *lp, qji
     b->tile_m = (int)tile_m;
     b->cluster = (int)cluster;
     /* Workspace and maps first: the slots refer to them. */
-    if ((st = read_workspace(b_rec, b)) || (st = read_maps(b_rec, lp, b)) ||
-        (st = read_kernel(b_rec, "gemm", lp, b, &b->gemm)) ||
-        (st = read_kernel(b_rec, "gemm_acc", lp, b, &b->gemm_acc)))
+    if ((st = read_list(b_rec, "workspace", QJIT__PLAN_WS, 0, read_ws, b, &b->nws)) ||
+        (st = read_list(b_rec, "maps", QJIT__PLAN_MAPS, 1, read_map, &r, &b->nmaps)) ||
+        (st = read_kernel(b_rec, "gemm", &r, &b->gemm)) || (st = read_kernel(b_rec, "gemm_acc", &r, &b->gemm_acc)))
         return st;
     b->has_quant = qjit__rec_has(b_rec, "quant");
-    return b->has_quant ? read_kernel(b_rec, "quant", lp, b, &b->quant) : QJIT_OK;
+    return b->has_quant ? read_kernel(b_rec, "quant", &r, &b->quant) : QJIT_OK;
 }
-
-typedef struct plan_read {
-    qjit_context *ctx;
-    qjit__layer_plan *out;
-} plan_read;
 
 static qjit_status read_plan(qjit__rec *root, void *ud)
 {
-    plan_read *r = ud;
-    qjit__layer_plan *out = r->out;
-    qjit__rec list, b;
-    long long n;
-    qjit_status st = read_sections(root, out);
-    if (st || (st = open_list(root, "buckets", QJIT__PLAN_BUCKETS, 0, &list, &n)))
+    qjit__layer_plan *out = ud;
+    qjit_status st;
+    if ((st = read_list(root, "sections", QJIT__PLAN_SECTIONS, 0, read_section, out, &out->nsections)) ||
+        (st = read_list(root, "buckets", QJIT__PLAN_BUCKETS, 0, read_bucket, out, &out->nbuckets)))
         return st;
-    for (long long i = 1; st == QJIT_OK && i <= n; i++) {
-        if ((st = qjit__rec_elem(&list, i, &b)))
-            break;
-        out->nbuckets = (int)i;
-        st = read_bucket(&b, out, &out->buckets[i - 1]);
-        qjit__rec_close(&b);
-    }
-    qjit__rec_close(&list);
     /* The last bucket takes any larger M. */
-    if (st == QJIT_OK && out->buckets[out->nbuckets - 1].max_m != 0)
-        st = qjit__rec_fail(root, "the last bucket must have max_m = 0 (any larger M)");
-    return st;
+    if (out->buckets[out->nbuckets - 1].max_m != 0)
+        return qjit__rec_fail(root, "the last bucket must have max_m = 0 (any larger M)");
+    return QJIT_OK;
 }
 
 qjit_status qjit__plan_layer(qjit_context *ctx, const qjit__plan_request *req, qjit__layer_plan *out)
@@ -293,8 +258,7 @@ qjit_status qjit__plan_layer(qjit_context *ctx, const qjit__plan_request *req, q
     const qjit__lua_arg args[7] = {QJIT__ARG_STR(req->scheme), QJIT__ARG_INT(req->group), QJIT__ARG_INT(req->N),
                                    QJIT__ARG_INT(req->K),      QJIT__ARG_STR(req->arch),  QJIT__ARG_INT(req->sms),
                                    QJIT__ARG_STR(req->variant ? req->variant : "")};
-    plan_read r = {ctx, out};
-    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 7, read_plan, &r, NULL);
+    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 7, read_plan, out, NULL);
 }
 
 static void kernel_plan_release(qjit_context *ctx, qjit__kernel_plan *k)

@@ -100,7 +100,7 @@ typedef struct qjit__layer_plan {
 } qjit__layer_plan;
 
 typedef struct qjit__plan_request {
-    const char *scheme;          /* Lua name of the scheme ("w4a8-lqq") */
+    const char *scheme;          /* Lua name of the scheme (templates/schemes/<name>.lua) */
     int group;                   /* 0: per channel */
     int64_t N, K;
     const char *arch;            /* target ("sm_90a") */

@@ -1,77 +1,65 @@
 /* layout.c -- packing and unpacking of the layouts in layout.h. */
 #include "layout.h"
 
-/* Column k0 + 32 kk + 16 h + 4 t + j of the block for lane (g, t): the one
- * formula every layout here walks. */
-static int64_t col(int64_t k0, int kk, int h, int t, int j) { return k0 + 32 * kk + 16 * h + 4 * t + j; }
+#include <string.h>
+
+/* Where weight (r, c) of a 16 x 64 block lives (layout.h): its byte in the
+ * block and, for 4-bit weights, its nibble (shift 0: low, 4: high). */
+static size_t byte_of(int bits, int r, int c, int *shift)
+{
+    int g = r & 7, upper = r >> 3, kk = c >> 5, h = (c >> 4) & 1, t = (c >> 2) & 3, j = c & 3;
+    size_t lane = (size_t)(4 * g + t) * 16;
+    if (bits == 4) {
+        *shift = 4 * upper;
+        return lane + (size_t)(2 * kk + h) * 4 + (size_t)j;
+    }
+    *shift = 0;
+    return (size_t)kk * 512 + lane + (size_t)(2 * h + upper) * 4 + (size_t)j;
+}
+
+/* Byte of weight (n, k) of an N x K layer in its blocks, and its shift. */
+static size_t layer_byte(int bits, int64_t n, int64_t k, int64_t K, int *shift)
+{
+    size_t block = (size_t)((n / QJIT__PACK_N) * (K / QJIT__PACK_K) + k / QJIT__PACK_K) * qjit__block_bytes(bits);
+    return block + byte_of(bits, (int)(n % QJIT__PACK_N), (int)(k % QJIT__PACK_K), shift);
+}
 
 void qjit__pack4_slab(const uint8_t *q4, int64_t K, uint8_t *dst)
 {
-    for (int64_t kb = 0; kb < K / QJIT__PACK_K; kb++) {
-        uint8_t *block = dst + kb * 512;
-        for (int lane = 0; lane < 32; lane++) {
-            int g = lane / 4, t = lane % 4;
-            const uint8_t *lo = q4 + g * K, *hi = q4 + (g + 8) * K;
-            for (int kk = 0; kk < 2; kk++)
-                for (int h = 0; h < 2; h++)
-                    for (int j = 0; j < 4; j++) {
-                        int64_t k = col(kb * QJIT__PACK_K, kk, h, t, j);
-                        block[lane * 16 + (2 * kk + h) * 4 + j] = (uint8_t)((lo[k] & 0x0F) | (hi[k] & 0x0F) << 4);
-                    }
+    memset(dst, 0, (size_t)(K / QJIT__PACK_K) * qjit__block_bytes(4));
+    for (int64_t n = 0; n < QJIT__PACK_N; n++)
+        for (int64_t k = 0; k < K; k++) {
+            int shift;
+            size_t at = layer_byte(4, n, k, K, &shift);
+            dst[at] = (uint8_t)(dst[at] | (q4[n * K + k] & 0x0F) << shift);
         }
-    }
 }
 
 void qjit__unpack4_rows(const uint8_t *src, int64_t rows, int64_t K, uint8_t *q4)
 {
-    for (int64_t nb = 0; nb < rows / QJIT__PACK_N; nb++)
-        for (int64_t kb = 0; kb < K / QJIT__PACK_K; kb++) {
-            const uint8_t *block = src + (nb * (K / QJIT__PACK_K) + kb) * 512;
-            for (int lane = 0; lane < 32; lane++) {
-                int g = lane / 4, t = lane % 4;
-                uint8_t *lo = q4 + (nb * 16 + g) * K, *hi = q4 + (nb * 16 + g + 8) * K;
-                for (int kk = 0; kk < 2; kk++)
-                    for (int h = 0; h < 2; h++)
-                        for (int j = 0; j < 4; j++) {
-                            int64_t k = col(kb * QJIT__PACK_K, kk, h, t, j);
-                            uint8_t byte = block[lane * 16 + (2 * kk + h) * 4 + j];
-                            lo[k] = byte & 0x0F;
-                            hi[k] = byte >> 4;
-                        }
-            }
+    for (int64_t n = 0; n < rows; n++)
+        for (int64_t k = 0; k < K; k++) {
+            int shift;
+            size_t at = layer_byte(4, n, k, K, &shift);
+            q4[n * K + k] = (uint8_t)(src[at] >> shift & 0x0F);
         }
 }
 
 void qjit__pack8_slab(const int8_t *q8, int64_t K, uint8_t *dst)
 {
-    for (int64_t kb = 0; kb < K / QJIT__PACK_K; kb++) {
-        uint8_t *block = dst + kb * 1024;
-        for (int lane = 0; lane < 32; lane++) {
-            int g = lane / 4, t = lane % 4;
-            for (int kk = 0; kk < 2; kk++)
-                for (int w = 0; w < 4; w++)
-                    for (int j = 0; j < 4; j++) {
-                        int64_t k = col(kb * QJIT__PACK_K, kk, w >> 1, t, j);
-                        block[kk * 512 + lane * 16 + w * 4 + j] = (uint8_t)q8[(g + 8 * (w & 1)) * K + k];
-                    }
+    for (int64_t n = 0; n < QJIT__PACK_N; n++)
+        for (int64_t k = 0; k < K; k++) {
+            int shift;
+            dst[layer_byte(8, n, k, K, &shift)] = (uint8_t)q8[n * K + k];
         }
-    }
 }
 
 void qjit__unpack8_rows(const uint8_t *src, int64_t rows, int64_t K, int8_t *q8)
 {
-    for (int64_t nb = 0; nb < rows / QJIT__PACK_N; nb++)
-        for (int64_t kb = 0; kb < K / QJIT__PACK_K; kb++) {
-            const uint8_t *block = src + (nb * (K / QJIT__PACK_K) + kb) * 1024;
-            for (int lane = 0; lane < 32; lane++) {
-                int g = lane / 4, t = lane % 4;
-                for (int kk = 0; kk < 2; kk++)
-                    for (int w = 0; w < 4; w++)
-                        for (int j = 0; j < 4; j++) {
-                            int64_t k = col(kb * QJIT__PACK_K, kk, w >> 1, t, j);
-                            q8[(nb * 16 + g + 8 * (w & 1)) * K + k] = (int8_t)block[kk * 512 + lane * 16 + w * 4 + j];
-                        }
-            }
+    for (int64_t n = 0; n < rows; n++)
+        for (int64_t k = 0; k < K; k++) {
+            int shift;
+            q8[n * K + k] = (int8_t)src[layer_byte(8, n, k, K, &shift)];
         }
 }
 

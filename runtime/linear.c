@@ -39,9 +39,7 @@ typedef struct bucket {
 
 struct qjit_linear {
     qjit_context *ctx;
-    const qjit__scheme *scheme;
-    int group;
-    int64_t N, K;
+    int64_t K;
     int n32, k32;                /* N and K as the kernels take them */
     CUdeviceptr weights;         /* the uploaded payload */
     size_t weights_bytes;
@@ -181,6 +179,10 @@ static qjit_status encode_map(qjit_context *ctx, uint64_t out[16], const qjit__m
     return QJIT_OK;
 }
 
+/* What an optional workspace slot the bucket lacks is bound to: a null
+ * address or a count of 0 (both zero bytes). */
+static const CUdeviceptr absent_slot = 0;
+
 /* Points a kernel's constant slots at the layer's values and lists its
  * per-call ones. */
 static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, binding *out)
@@ -189,6 +191,10 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
     out->plan = kp;
     for (int i = 0; i < kp->nslots; i++) {
         const qjit__slot *s = &kp->slots[i];
+        if (s->ref < 0) {
+            out->args[i] = (void *)&absent_slot;
+            continue;
+        }
         switch (s->kind) {
         case QJIT__SLOT_WEIGHTS:
             out->args[i] = &lin->section[s->ref];
@@ -298,9 +304,6 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     if (!lin)
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
     lin->ctx = ctx;
-    lin->scheme = v.scheme;
-    lin->group = v.group;
-    lin->N = v.N;
     lin->K = v.K;
     lin->n32 = (int)v.N;
     lin->k32 = (int)v.K;
@@ -411,10 +414,10 @@ static qjit_status call_args(qjit_linear *lin, const bucket *b, const binding *b
         args[i] = &vals[i];
         switch (s->kind) {
         case QJIT__SLOT_WORKSPACE:
-            vals[i].ptr = s->ref < 0 ? 0 : c->ws + c->offset[s->ref];
+            vals[i].ptr = c->ws + c->offset[s->ref];
             break;
         case QJIT__SLOT_COUNT:
-            vals[i].i32 = s->ref < 0 ? 0 : (int32_t)(c->size[s->ref] / 4);
+            vals[i].i32 = (int32_t)(c->size[s->ref] / 4);
             break;
         case QJIT__SLOT_MAP: {
             const qjit__map_plan *mp = &b->plan->maps[s->ref];

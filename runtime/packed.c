@@ -32,7 +32,7 @@ enum {
     HDR_TABLE = 64,
     ENTRY_BYTES = 32
 };
-/* Version 1's (w4a8-lqq only). */
+/* Version 1's (the schemes with reads_v1). */
 enum { V1_HEADER = 64, V1_PAYLOAD_BYTES = 40, V1_PAYLOAD_HASH = 48, V1_HEADER_HASH = 56 };
 
 static size_t header_bytes(int nsections)
@@ -54,9 +54,13 @@ typedef struct layout {
 static qjit_status check_shape(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K, layout *out)
 {
     const qjit__scheme *s = qjit__scheme_get(scheme);
-    if (!s)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "unknown weight scheme %d (known: 1 w4a8-lqq, 2 w4a8-qoq, "
-                           "3 w4a8-is, 4 w8a8)", (int)scheme);
+    if (!s) {
+        char known[256] = "";
+        for (int i = 0, at = 0; i < qjit__nschemes && at < (int)sizeof known; i++)
+            at += snprintf(known + at, sizeof known - (size_t)at, "%s%d %s", i ? ", " : "", (int)qjit__schemes[i]->id,
+                           qjit__schemes[i]->name);
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "unknown weight scheme %d (known: %s)", (int)scheme, known);
+    }
     if (N <= 0 || K <= 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight shape must be positive, got N=%lld K=%lld",
                            (long long)N, (long long)K);
@@ -256,7 +260,8 @@ static qjit_status view_v1(qjit_context *ctx, const uint8_t *hdr, size_t bytes, 
     int64_t N = (int64_t)qjit__load_u64(hdr + HDR_N), K = (int64_t)qjit__load_u64(hdr + HDR_K);
     int32_t group = (int32_t)qjit__load_u32(hdr + HDR_GROUP);
     layout l;
-    if (scheme != QJIT_SCHEME_W4A8_LQQ || qjit__load_u32(hdr + HDR_FLAGS) != 0 ||
+    const qjit__scheme *s = qjit__scheme_get((qjit_scheme)scheme);
+    if (!s || !s->reads_v1 || qjit__load_u32(hdr + HDR_FLAGS) != 0 ||
         check_shape(ctx, (qjit_scheme)scheme, group, N, K, &l) != QJIT_OK)
         return inconsistent(ctx, scheme, N, K, group);
     /* Version 1 put the sections back to back. */

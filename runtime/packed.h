@@ -11,7 +11,7 @@
  *   36  u32  flags         0
  *   40  u32  nsections     1 .. 8
  *   44  u32  header_bytes  64 + 32 nsections + 16, rounded up to 256; the payload starts here
- *   48  i32  param         the scheme's layer parameter (w4a8-is: log2 of alpha), else 0
+ *   48  i32  param         the scheme's layer parameter (scheme.h: prepare), else 0
  *   52  u32  reserved      0
  *   56  u64  payload_bytes
  *   64  nsections entries of 32 bytes:
@@ -25,10 +25,10 @@
  * (runtime/schemes.c; their bit layouts are in layout.h). A buffer is
  * accepted only if every field, size and checksum agrees.
  *
- * Version 1 (w4a8-lqq only, written by qjit 0.1) is still read: a 64-byte
- * header (scheme at 12, N, K, group, flags as above, payload_bytes at 40,
- * payload_hash at 48, header_hash at 56 over bytes 0..55) and the sections
- * qweight, gparams, scale back to back. */
+ * Version 1 (written by qjit 0.1, for the schemes with reads_v1) is still
+ * read: a 64-byte header (scheme at 12, N, K, group, flags as above,
+ * payload_bytes at 40, payload_hash at 48, header_hash at 56 over bytes
+ * 0..55) and the scheme's sections back to back. */
 #ifndef QJIT_PACKED_H
 #define QJIT_PACKED_H
 

@@ -28,10 +28,10 @@ void qjit__slab_load(const qjit__slabs *s, int64_t nb, float *out);
 typedef struct qjit__scheme {
     qjit_scheme id;
     const char *name;            /* its Lua module: templates/schemes/<name>.lua */
-    const char *title;
     int nsections;
     const char *sections[QJIT__MAX_SECTIONS];   /* in buffer order; the names the kernels bind */
     int param_is_alpha;          /* 1: the layer parameter is log2 of an amplifier (qjit_weights_info.alpha) */
+    int reads_v1;                /* 1: buffers of format version 1 (qjit 0.1) may hold this scheme */
     /* Why `group` cannot be used with this scheme (NULL: it can). */
     const char *(*group_problem)(int group);
     /* Bytes of section i per 16-row slab, for K columns in groups of
@@ -66,16 +66,15 @@ const qjit__scheme *qjit__scheme_get(qjit_scheme id);
 extern const qjit__scheme *const qjit__schemes[];
 extern const int qjit__nschemes;
 
-/* The scheme modules, one per file. */
-extern const qjit__scheme qjit__scheme_lqq;
-extern const qjit__scheme qjit__scheme_qoq;
-extern const qjit__scheme qjit__scheme_is;
-extern const qjit__scheme qjit__scheme_w8a8;
-
-/* Shared by the two-level schemes (w4a8-lqq, w4a8-qoq): level 1 of a row,
- * s0 = max|W| / 119 (1 if it underflows to 0), Q8 = clamp(round(W / s0),
- * -119, 119), round half away from zero. Returns s0. */
-float qjit__level1_row(const float *w, int64_t K, int8_t *q8);
+/* Symmetric INT8 of one row: s = max|W| / limit (1 if it underflows to 0),
+ * q = clamp(round(W / s), -limit, limit), round half away from zero (a float
+ * division, then roundf). Returns s. Level 1 of the two-level schemes is
+ * limit 119 (the protective range, QJIT__Q8_PROTECTED); plain INT8 is 127. */
+#define QJIT__Q8_PROTECTED 119
+float qjit__symmetric_row(const float *w, int64_t K, int limit, int8_t *q);
+/* Scratch of a two-level slab: Q8 and Q4 of 16 rows, two parameter bytes
+ * per row and group. */
+size_t qjit__scratch_two_level(int64_t K, int group);
 /* Round half away from zero of num / den for den > 0, in integers. */
 int qjit__round_div(int num, int den);
 /* The group parameters of a view: entry for (row block nb, group gi). */

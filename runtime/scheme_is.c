@@ -40,7 +40,6 @@ static const char *group_problem(int group)
     return qjit__group_0_or_64(group);
 }
 
-
 static size_t scratch_bytes(int64_t K, int group)
 {
     const int64_t G = group ? group : K;
@@ -162,11 +161,9 @@ static int32_t group_scale(const qjit__weights_view *v, int64_t n, int64_t gi)
     return (int32_t)(lo | hi << 8);
 }
 
-
 const qjit__scheme qjit__scheme_is = {
     .id = QJIT_SCHEME_W4A8_IS,
     .name = "w4a8-is",
-    .title = "W4A8 Integer Scale",
     .nsections = 3,
     .sections = {"qweight", "gparams", "scale"},
     .param_is_alpha = 1,

@@ -20,13 +20,6 @@
 enum { QWEIGHT, GPARAMS, SCALE };
 
 
-/* Scratch of one slab: Q8 and Q4 of 16 rows, s and a of 16 rows' groups. */
-static size_t scratch_bytes(int64_t K, int group)
-{
-    const int64_t G = group ? group : K;
-    return (size_t)(2 * QJIT__PACK_N * K + 2 * QJIT__PACK_N * (K / G));
-}
-
 /* Level 2 of one group (the header comment's arithmetic). */
 static void level2_group(const int8_t *q8, int G, uint8_t *q4, uint8_t *s_out, uint8_t *a_out)
 {
@@ -57,7 +50,7 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t param, v
     int8_t *q8 = scratch;
     uint8_t *q4 = (uint8_t *)scratch + QJIT__PACK_N * K, *s = q4 + QJIT__PACK_N * K, *a = s + QJIT__PACK_N * groups;
     for (int r = 0; r < QJIT__PACK_N; r++) {
-        qjit__store_f32(dst[SCALE] + 4 * r, qjit__level1_row(w + r * K, K, q8 + r * K));
+        qjit__store_f32(dst[SCALE] + 4 * r, qjit__symmetric_row(w + r * K, K, QJIT__Q8_PROTECTED, q8 + r * K));
         for (int64_t gi = 0; gi < groups; gi++)
             level2_group(q8 + r * K + gi * G, G, q4 + r * K + gi * G, s + r * groups + gi, a + r * groups + gi);
     }
@@ -81,18 +74,17 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
         }
 }
 
-
 const qjit__scheme qjit__scheme_lqq = {
     .id = QJIT_SCHEME_W4A8_LQQ,
     .name = "w4a8-lqq",
-    .title = "W4A8 LiquidQuant",
     .nsections = 3,
     .sections = {"qweight", "gparams", "scale"},
     .group_problem = qjit__group_0_or_64,
     .slab_bytes = qjit__slab_bytes_q4,
-    .scratch_bytes = scratch_bytes,
+    .scratch_bytes = qjit__scratch_two_level,
     .quantize_slab = quantize_slab,
     .operand = operand,
+    .reads_v1 = 1,
     .scale_section = 2,
     .zero_section = -1,
 };

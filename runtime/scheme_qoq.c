@@ -43,12 +43,6 @@ static size_t slab_bytes(int i, int64_t K, int group)
     }
 }
 
-static size_t scratch_bytes(int64_t K, int group)
-{
-    const int64_t G = group ? group : K;
-    return (size_t)(2 * QJIT__PACK_N * K + 2 * QJIT__PACK_N * (K / G));
-}
-
 /* Level 2 of one group: Q4, s1 and (z s1) mod 256. */
 static void level2_group(const int8_t *q8, int G, uint8_t *q4, uint8_t *s1_out, uint8_t *zs_out)
 {
@@ -115,7 +109,7 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t param, v
         int8_t *q8 = scratch;
         uint8_t *s1 = q4 + QJIT__PACK_N * K, *zs = s1 + QJIT__PACK_N * groups;
         for (int r = 0; r < QJIT__PACK_N; r++) {
-            qjit__store_f32(dst[SCALE] + 4 * r, qjit__level1_row(w + r * K, K, q8 + r * K));
+            qjit__store_f32(dst[SCALE] + 4 * r, qjit__symmetric_row(w + r * K, K, QJIT__Q8_PROTECTED, q8 + r * K));
             for (int64_t gi = 0; gi < groups; gi++)
                 level2_group(q8 + r * K + gi * G, G, q4 + r * K + gi * G, s1 + r * groups + gi,
                              zs + r * groups + gi);
@@ -145,16 +139,14 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
         }
 }
 
-
 const qjit__scheme qjit__scheme_qoq = {
     .id = QJIT_SCHEME_W4A8_QOQ,
     .name = "w4a8-qoq",
-    .title = "W4A8 QoQ (QServe)",
     .nsections = 4,
     .sections = {"qweight", "gparams", "scale", "zero"},
     .group_problem = qjit__group_0_or_64,
     .slab_bytes = slab_bytes,
-    .scratch_bytes = scratch_bytes,
+    .scratch_bytes = qjit__scratch_two_level,
     .quantize_slab = quantize_slab,
     .operand = operand,
     .scale_section = 2,

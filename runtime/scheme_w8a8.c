@@ -10,7 +10,6 @@
 #include "layout.h"
 #include "packed.h"
 
-#include <math.h>
 
 enum { QWEIGHT, SCALE };
 
@@ -36,20 +35,8 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t param, v
     (void)group;
     (void)param;
     int8_t *q8 = scratch;
-    for (int r = 0; r < QJIT__PACK_N; r++) {
-        const float *row = w + r * K;
-        float amax = 0.0f;
-        for (int64_t k = 0; k < K; k++)
-            amax = fmaxf(amax, fabsf(row[k]));
-        float sw = amax / 127.0f;
-        if (sw == 0.0f)
-            sw = 1.0f;
-        for (int64_t k = 0; k < K; k++) {
-            float q = roundf(row[k] / sw);
-            q8[r * K + k] = (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : (int)q);
-        }
-        qjit__store_f32(dst[SCALE] + 4 * r, sw);
-    }
+    for (int r = 0; r < QJIT__PACK_N; r++)
+        qjit__store_f32(dst[SCALE] + 4 * r, qjit__symmetric_row(w + r * K, K, 127, q8 + r * K));
     qjit__pack8_slab(q8, K, dst[QWEIGHT]);
 }
 
@@ -60,11 +47,9 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
     qjit__unpack8_rows(qjit__view_section(&p, QWEIGHT), rows, v->K, wq);
 }
 
-
 const qjit__scheme qjit__scheme_w8a8 = {
     .id = QJIT_SCHEME_W8A8,
     .name = "w8a8",
-    .title = "W8A8 (per-channel INT8)",
     .nsections = 2,
     .sections = {"qweight", "scale"},
     .group_problem = group_problem,

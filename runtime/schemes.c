@@ -11,6 +11,9 @@
 #include <math.h>
 #include <string.h>
 
+/* The scheme modules, one per file. */
+extern const qjit__scheme qjit__scheme_lqq, qjit__scheme_qoq, qjit__scheme_is, qjit__scheme_w8a8;
+
 const qjit__scheme *const qjit__schemes[] = {&qjit__scheme_lqq, &qjit__scheme_qoq, &qjit__scheme_is,
                                              &qjit__scheme_w8a8};
 const int qjit__nschemes = (int)(sizeof qjit__schemes / sizeof qjit__schemes[0]);
@@ -63,18 +66,16 @@ qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out)
  * Shared pieces
  *------------------------------------------------------------------------*/
 
-#define Q8_LIMIT 119             /* the protective range of the two-level schemes */
-
 int qjit__round_div(int num, int den)
 {
     return num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den));
 }
 
-/* A row whose scale underflows to zero (max|W| below about 119 * 2^-149,
- * only possible with FP32 input) is treated like an all-zero row: s0 = 1,
- * Q8 = 0; its weights are below 1.7e-43 and round to zero at any useful
+/* A row whose scale underflows to zero (max|W| below about limit * 2^-149,
+ * only possible with FP32 input) is treated like an all-zero row: s = 1,
+ * q = 0; its weights are below 1.8e-43 and round to zero at any useful
  * scale. */
-float qjit__level1_row(const float *w, int64_t K, int8_t *q8)
+float qjit__symmetric_row(const float *w, int64_t K, int limit, int8_t *q)
 {
     float amax = 0.0f;
     for (int64_t k = 0; k < K; k++) {
@@ -82,18 +83,24 @@ float qjit__level1_row(const float *w, int64_t K, int8_t *q8)
         if (v > amax)
             amax = v;
     }
-    float s0 = amax / (float)Q8_LIMIT;
-    if (s0 == 0.0f)
-        s0 = 1.0f;
+    float s = amax / (float)limit;
+    if (s == 0.0f)
+        s = 1.0f;
     for (int64_t k = 0; k < K; k++) {
-        float r = roundf(w[k] / s0);
-        if (r > (float)Q8_LIMIT)
-            r = (float)Q8_LIMIT;
-        if (r < -(float)Q8_LIMIT)
-            r = -(float)Q8_LIMIT;
-        q8[k] = (int8_t)r;
+        float r = roundf(w[k] / s);
+        if (r > (float)limit)
+            r = (float)limit;
+        if (r < -(float)limit)
+            r = -(float)limit;
+        q[k] = (int8_t)r;
     }
-    return s0;
+    return s;
+}
+
+size_t qjit__scratch_two_level(int64_t K, int group)
+{
+    const int64_t G = group ? group : K;
+    return (size_t)(2 * QJIT__PACK_N * K + 2 * QJIT__PACK_N * (K / G));
 }
 
 const uint8_t *qjit__gparams_entry(const qjit__weights_view *v, int64_t nb, int64_t gi)

@@ -9,6 +9,9 @@ local R = {}
 
 R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8" }
 
+-- The scheme of a key that names none.
+R.DEFAULT = "w4a8-lqq"
+
 local ALIASES = {
   lqq = "w4a8-lqq", liquidquant = "w4a8-lqq", ["w4a8_lqq"] = "w4a8-lqq",
   qoq = "w4a8-qoq", qserve = "w4a8-qoq",

@@ -84,7 +84,7 @@ V.KINDS = {
              or "gemm_multistage.cu"
     end,
     fields = {
-      scheme = { norm = SCHEMES.normalize, default = "w4a8-lqq" },
+      scheme = { norm = SCHEMES.normalize, default = SCHEMES.DEFAULT },
       -- The group's default is the scheme's (w8a8: per channel).
       g      = { norm = norm_group, default = function(f) return tostring(SCHEMES.get(f.scheme).default_group) end },
       tile   = { norm = norm_dims("tile", 3), default = "64x128x64" },

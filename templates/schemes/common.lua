@@ -9,11 +9,24 @@
 -- a warp reading word L / 4 (rows L / 4 and L / 4 + 8).
 local C = {}
 
+-- The C type each section has as a kernel parameter.
+local CTYPES = {
+  qweight = "const uint4 *__restrict__", gparams = "const u32 *__restrict__",
+  scale = "const float *__restrict__", zero = "const int *__restrict__",
+}
+
+-- The kernel parameters of the named sections, in order: name and C type.
+function C.params(names)
+  local out = {}
+  for i, name in ipairs(names) do out[i] = { name = name, ctype = CTYPES[name] } end
+  return out
+end
+
 -- The packed weights: N/16 rows of K/64 blocks.
 function C.qweight(N, K, bits)
   local block = 512 * bits // 4
   return {
-    name = "qweight", bytes = N * K * bits // 8, ctype = "const uint4 *__restrict__",
+    name = "qweight", bytes = N * K * bits // 8,
     tensor = { dtype = "u64", cols = (K // 64) * block // 8, rows = N // 16, stride = (K // 64) * block,
                box = function(bn, bk) return bk // 64 * block // 8, bn // 16 end },
   }
@@ -22,22 +35,15 @@ end
 -- Group parameters: N/16 rows of K/G entries of 8 words.
 function C.gparams(N, K, G)
   return {
-    name = "gparams", bytes = (N // 16) * (K // G) * 32, ctype = "const u32 *__restrict__",
+    name = "gparams", bytes = (N // 16) * (K // G) * 32,
     tensor = { dtype = "u32", cols = (K // G) * 8, rows = N // 16, stride = (K // G) * 32,
                box = function(bn, bk) return math.max(1, bk // G) * 8, bn // 16 end },
   }
 end
 
 -- One value per output channel (4 bytes each).
-function C.per_channel(name, N, ctype)
-  return { name = name, bytes = N * 4, ctype = ctype }
-end
-
--- The kernel parameters of a section list: name and C type, in order.
-function C.params(sections)
-  local out = {}
-  for i, s in ipairs(sections) do out[i] = { name = s.name, ctype = s.ctype } end
-  return out
+function C.per_channel(name, N)
+  return { name = name, bytes = N * 4 }
 end
 
 -- Groups of a two-level or grouped scheme: 0 (per channel) or a multiple of

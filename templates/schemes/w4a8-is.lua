@@ -20,14 +20,12 @@ function S.layout(g)
     fold = true,              -- acc += (the group's INT32 sum) * S, per group
     rowsum = false,
     device = "schemes/w4a8-is.cu",
-    params = { { name = "qweight", ctype = "const uint4 *__restrict__" },
-               { name = "gparams", ctype = "const u32 *__restrict__" },
-               { name = "scale", ctype = "const float *__restrict__" } },
+    params = C.params{ "qweight", "gparams", "scale" },
   }
 end
 
 function S.sections(N, K, g)
-  return { C.qweight(N, K, 4), C.gparams(N, K, g), C.per_channel("scale", N, "const float *__restrict__") }
+  return { C.qweight(N, K, 4), C.gparams(N, K, g), C.per_channel("scale", N) }
 end
 
 return S

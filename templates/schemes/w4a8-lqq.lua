@@ -19,16 +19,14 @@ function S.layout(g)
     fold = false,             -- no per-group rescale of the INT32 sums
     rowsum = false,           -- the epilogue needs no token row sums
     device = "schemes/w4a8-lqq.cu",
-    params = { { name = "qweight", ctype = "const uint4 *__restrict__" },
-               { name = "gparams", ctype = "const u32 *__restrict__" },
-               { name = "scale", ctype = "const float *__restrict__" } },
+    params = C.params{ "qweight", "gparams", "scale" },
   }
 end
 
 -- The packed sections of an N x K layer, in buffer order.
 function S.sections(N, K, g)
   return { C.qweight(N, K, 4), C.gparams(N, K, g > 0 and g or K),
-           C.per_channel("scale", N, "const float *__restrict__") }
+           C.per_channel("scale", N) }
 end
 
 return S

@@ -15,26 +15,22 @@ function S.check_group(g) return C.check_group_64(S.name, g, true) end
 
 function S.layout(g)
   local per_channel = g == 0
-  local params = { { name = "qweight", ctype = "const uint4 *__restrict__" } }
-  if not per_channel then params[#params + 1] = { name = "gparams", ctype = "const u32 *__restrict__" } end
-  params[#params + 1] = { name = "scale", ctype = "const float *__restrict__" }
-  if per_channel then params[#params + 1] = { name = "zero", ctype = "const int *__restrict__" } end
   return {
     bits = 4,
     gparams = not per_channel,    -- {s1, z s1} per row pair and group
     fold = false,
     rowsum = per_channel,         -- the epilogue subtracts zw * sum_k Xq
     device = "schemes/w4a8-qoq.cu",
-    params = params,
+    params = C.params(per_channel and { "qweight", "scale", "zero" } or { "qweight", "gparams", "scale" }),
   }
 end
 
 -- Every layer has the four sections; the one its group does not use is empty.
 function S.sections(N, K, g)
   local gp = C.gparams(N, K, g > 0 and g or K)
-  local zero = C.per_channel("zero", N, "const int *__restrict__")
+  local zero = C.per_channel("zero", N)
   if g == 0 then gp.bytes = 0 else zero.bytes = 0 end
-  return { C.qweight(N, K, 4), gp, C.per_channel("scale", N, "const float *__restrict__"), zero }
+  return { C.qweight(N, K, 4), gp, C.per_channel("scale", N), zero }
 end
 
 return S

@@ -22,13 +22,12 @@ function S.layout(g)
     -- pipe waits for the previous step's MMAs before loading the next step.
     a_is_loaded = true,
     device = "schemes/w8a8.cu",
-    params = { { name = "qweight", ctype = "const uint4 *__restrict__" },
-               { name = "scale", ctype = "const float *__restrict__" } },
+    params = C.params{ "qweight", "scale" },
   }
 end
 
 function S.sections(N, K, g)
-  return { C.qweight(N, K, 8), C.per_channel("scale", N, "const float *__restrict__") }
+  return { C.qweight(N, K, 8), C.per_channel("scale", N) }
 end
 
 return S
