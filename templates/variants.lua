@@ -85,7 +85,7 @@ V.KINDS = {
     end,
     fields = {
       scheme = { norm = SCHEMES.normalize, default = SCHEMES.DEFAULT },
-      -- The group's default is the scheme's (w8a8: per channel).
+      -- The group's default is the scheme's (a per-channel-only scheme: 0).
       g      = { norm = norm_group, default = function(f) return tostring(SCHEMES.get(f.scheme).default_group) end },
       tile   = { norm = norm_dims("tile", 3), default = "64x128x64" },
       warps  = { norm = norm_dims("warps", 2), default = "2x2" },
