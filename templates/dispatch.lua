@@ -98,6 +98,51 @@ D.BUCKETS = {
     alts = { wgmma_128(1) } },
 }
 
+-- 8-bit weights (a scheme whose layout says bits = 8) stream twice the
+-- bytes per weight and dequantize nothing, so their tiles were measured
+-- apart (bench/results/2026-11-23-session9-h100/sweep-8bit: every
+-- candidate of bench/sweep-8bit.sh on the default shapes at M = 1..128). Against the
+-- 4-bit table above:
+--   M <= 8: the decode pipe wins at every N, not only up to 4096
+--   (12288x4096: 26.2 vs 30.3 us; 8192x8192: 33.2 vs 37.9; 57344x8192 even).
+--   M <= 16: decode as above up to N = 8192; wider layers take thin
+--   multistage tiles at split 2 (12288x4096: 30.5 vs 34.2; 10240x8192:
+--   44.5 vs 48.7).
+--   M <= 32: 64-row multistage tiles at split 4 up to N = 8192 (8192x8192:
+--   39.1 vs 44.0; 4096x11008: 31.8 vs 34.4), one or two splits past it
+--   (per_sm 2: 12288x4096 31.8 vs 34.1; 57344x8192 split 1).
+--   M <= 64: TMA 64x64 tiles at split 2 (10240x8192: 48.4 vs 58.1;
+--   12288x4096: 33.4 vs 38.7; geomean 0.91 over the 4-bit choice), at
+--   split 4 with a 6-stage ring up to N = 4096 (4096x11008: 33.2 vs 38.6
+--   at split 2; 4096x4096: 19.2 vs 19.0).
+--   M <= 128: the 4-bit choices, but one CTA per SM and a 6-stage ring
+--   whenever one wave fills 60 % of the SMs (10240x8192: 50.4 vs 60.9).
+local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 64 }
+D.BUCKETS_W8 = {
+  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
+    alts = { { tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
+  { max_m = 16,  tile = "16x128x128", warps = "1x4", stages = 4, split = 2,
+    alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
+             { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
+  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto", per_sm = 2,
+    alts = { { max_n = 8192, tile = "32x64x128", warps = "1x4", stages = 4, split = 4 } } },
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
+    alts = { { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4",
+               stages = 6, split = 4 },
+             { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4", stages = 4,
+               split = 2 } } },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
+    alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
+    alts = { wgmma_128(1) } },
+}
+
+-- The bucket table for a scheme's weights.
+local function buckets(L)
+  return L.bits == 8 and D.BUCKETS_W8 or D.BUCKETS
+end
+
 D.WAVES = 2          -- split-K aims at this many CTAs per SM
 D.MIN_KTILES = 4     -- ... while each slice keeps at least this many K tiles
 D.MAX_SPLIT = 8
@@ -294,7 +339,7 @@ function D.plan(scheme, group, N, K, arch, sms, variant)
     forced = V.canonicalize((raw.scheme and "" or "scheme=" .. S.name .. ";") .. (raw.g and "" or "g=" .. group .. ";")
                             .. variant, arch)
   end
-  for i, b in ipairs(D.BUCKETS) do
+  for i, b in ipairs(buckets(S.layout(group))) do
     local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms), arch)
     out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sections)
   end
@@ -305,7 +350,7 @@ end
 function D.plan_keys(scheme, group, N, K, arch, sms)
   local S = SCHEMES.get(SCHEMES.normalize(scheme))
   local keys = {}
-  for i, b in ipairs(D.BUCKETS) do keys[i] = V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms or 132), arch) end
+  for i, b in ipairs(buckets(S.layout(group))) do keys[i] = V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms or 132), arch) end
   return table.concat(keys, "\n")
 end
 
@@ -330,7 +375,7 @@ function D.defaults(arch)
       if not S.check_group(group) then
         add(quant_key(S.layout(group), arch))
         for _, shape in ipairs(D.SHAPES) do
-          for _, b in ipairs(D.BUCKETS) do
+          for _, b in ipairs(buckets(S.layout(group))) do
             add(V.canonicalize(gemm_key(name, group, b, shape[1], shape[2], arch, 132), arch))
           end
         end

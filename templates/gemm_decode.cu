@@ -46,7 +46,7 @@ static __device__ __forceinline__ u32 ldg_act(const signed char *p)
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
     __shared__ int red[BM * BN];          /* the CTA's tile, summed over warps */

@@ -48,6 +48,13 @@ function P.check(f, arch)
     -- One epilogue pass (each thread at most one pair of outputs): its
     -- scales are loaded before the main loop, not in the tail.
     pre_scales = (f.epi ~= "i32" and bm * bn <= 64 * wn) and 1 or 0,
+    -- A per-group rescale's second set of sums takes 256-thread tiles past
+    -- 128 registers and halves their CTAs per SM (16x32x64 on 8 warps: 145
+    -- registers, one CTA): ask ptxas for the two CTAs that 128 registers
+    -- allow (it fits them without spilling; 8192x8192 at M = 16: 32.1 ->
+    -- 26.9 us). Not for 512 threads, where one CTA is all there is and the
+    -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
+    min_blocks = (L.fold and 65536 // (32 * wn * 128) >= 2) and 65536 // (32 * wn * 128) or 0,
   }
   return G.scheme_facts(p, L, g), L
 end

@@ -126,11 +126,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         cp_async_wait<STAGES - 2>();
         __syncthreads();
         /* Refill the slot every warp finished with in the previous iteration. */
-        const int next = kt + PREFETCH;
-        if (next < ktiles)
-            load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, STAGE_PTRS,
-                                   n_cta, m_cta, M, N, K);
-        cp_async_commit();
+        refill_slot(smem_base, kt + PREFETCH, ktiles, kt_begin, tid, STAGE_PTRS, n_cta, m_cta, M, N, K);
 
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
 #pragma unroll

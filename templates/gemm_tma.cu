@@ -72,19 +72,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
             tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
                                    n_cta, m_cta);
 
-    for (int kt = 0; kt < ktiles; ++kt) {
-        mbar_wait(full0 + (kt % STAGES) * 8, (kt / STAGES) & 1);
-{{ render("lib/wgmma_tile.cu", { p = p }) }}
-        /* Refill the previous tile's slot with the tile STAGES ahead of it,
-         * once every warp has released it. */
-        if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
-            const int slot = (kt - 1) % STAGES;
-            mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
-            mbar_expect_tx(full0 + slot * 8, TX_BYTES);
-            tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
-                                  xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
-        }
-    }
+{{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu") }}
     __syncthreads();
 {{ render("lib/split_k.cu", { p = p }) }}

@@ -34,20 +34,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 {
 {{ render("lib/wgmma_head.cu", { p = p }) }}
 {{ render("lib/prologue.cu", { p = p, quantizers = gemm.FUSED_QUANTIZERS }) }}
-    for (int kt = 0; kt < ktiles; ++kt) {
-        cp_async_wait<STAGES - 3>();
-        fence_proxy_async();
-        __syncthreads();
-        /* Refill the slot read two tiles ago: every warpgroup has waited for
-         * those wgmmas (wait_group 1 below) before reaching the barrier. */
-        const int next = kt + PREFETCH;
-        if (next < ktiles)
-            load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, STAGE_PTRS,
-                                   n_cta, m_cta, M, N, K);
-        cp_async_commit();
-
-{{ render("lib/wgmma_tile.cu", { p = p }) }}
-    }
+{{ (render("lib/kt_loop.cu", { p = p, body = "gemm_wgmma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu") }}
     cp_async_wait<0>();
     __syncthreads();

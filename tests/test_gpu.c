@@ -239,6 +239,10 @@ static const char *const PIPES[] = {
     "tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma",
     "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma;reduce=cluster",
     "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma;reduce=cluster",
+    /* Slices of 2 and 3 K tiles: an odd count ends the two-tile main loop
+     * of a per-group rescale (fold2) on its first tile. */
+    "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma",
+    "tile=64x128x128;warps=1x8;stages=4;split=5;pipe=wgmma",
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 

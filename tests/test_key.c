@@ -275,7 +275,7 @@ START_TEST(schemes_generate_in_every_pipe)
     };
     static const struct { const char *scheme; const char *has[4]; const char *lacks[3]; } cases[] = {
         {"scheme=w4a8-lqq;g=128", {"^ 0x80808080u", "wparams_from", NULL}, {"fold_scale", "EPI_ROW_ARGS sx, rowsum", NULL}},
-        {"scheme=w4a8-qoq;g=64", {"(r | 0x80808080u) - z_low7", "wparams_from", NULL},
+        {"scheme=w4a8-qoq;g=64", {"(128u - (p >> 8)) & 0xFFu", "wparams_from", NULL},
          {"fold_scale", "EPI_ROW_ARGS sx, rowsum", NULL}},
         {"scheme=w4a8-qoq;g=0", {"EPI_ROW_ARGS sx, rowsum", "acc - c.z * r.sum", "const int *__restrict__ zero", NULL},
          {"gparams", "fold_scale", NULL}},

@@ -626,6 +626,10 @@ static void check_properties(const char *what, const float *W, const quant *q)
                      * of the stored byte) must equal the byte-wise result. */
                     int exact = q4 * p0 - (int8_t)p1;
                     REQUIRE(p0 >= 1 && p0 <= 16 && q4 * p0 <= 255, "%s: s1 = %d, Q4 = %d", what, p0, q4);
+                    /* The kernel adds c = (128 - zs) mod 256 in one multiply-add:
+                     * no carry may leave the byte. */
+                    REQUIRE(q4 * p0 + ((128 - p1) & 0xFF) <= 255, "%s: Q4 s1 + c = %d at [%lld, %lld]", what,
+                            q4 * p0 + ((128 - p1) & 0xFF), (long long)n, (long long)k);
                     REQUIRE(exact >= -128 && exact <= 127 && exact == op, "%s: Q8' = %d (byte-wise %d) at [%lld, %lld]",
                             what, exact, op, (long long)n, (long long)k);
                     REQUIRE(2 * abs(op - l1) <= p0, "%s: |Q8' - Q8| = %d > s1/2 = %d/2 at [%lld, %lld]", what,
@@ -1239,8 +1243,9 @@ END_TEST
 /* w4a8-qoq: Q8' = Q4 s1 - z s1 for every group of level-1 values there
  * can be: every (lo, hi) in [-119, 119] and every value in range (the
  * other values of a group do not change s1 or z), with the clamp. Q8'
- * must fit INT8, equal the kernel's byte-wise ((Q4 s1) - zs) mod 256 read
- * as INT8, and lie within s1 / 2 of Q8.
+ * must fit INT8, equal the byte-wise ((Q4 s1) - zs) mod 256 read as INT8
+ * and the kernel's (Q4 s1 + (128 - zs) mod 256) ^ 0x80 without a carry out
+ * of the byte, and lie within s1 / 2 of Q8.
  *
  * The observed range is printed and pinned. It is [-126, 126], not the
  * [-121, 126] that QServe's paper quotes: with z rounded half
@@ -1267,6 +1272,11 @@ START_TEST(brute_force_qoq_ranges)
                 REQUIRE(d8 >= -128 && d8 <= 127, "Q8' = %d for v=%d in [%d, %d]", d8, v, lo, hi);
                 int bytewise = (int8_t)(uint8_t)(((q4 * s1) - (uint8_t)zs) & 0xFF);
                 REQUIRE(bytewise == d8, "byte-wise %d != %d for v=%d in [%d, %d]", bytewise, d8, v, lo, hi);
+                /* The kernel's form: Q4 s1 + c, c = (128 - zs) mod 256 from
+                 * the stored byte, must not carry out of the byte. */
+                int c = (128 - (uint8_t)zs) & 0xFF, u8 = q4 * s1 + c;
+                REQUIRE(u8 <= 255 && (int8_t)(uint8_t)(u8 ^ 0x80) == d8, "Q4 s1 + c = %d (c = %d) for v=%d in [%d, %d]",
+                        u8, c, v, lo, hi);
                 REQUIRE(2 * abs(d8 - v) <= s1, "|Q8' - Q8| = %d > s1/2 for v=%d in [%d, %d]", abs(d8 - v), v, lo, hi);
                 lowest = d8 < lowest ? d8 : lowest;
                 highest = d8 > highest ? d8 : highest;

@@ -7,7 +7,8 @@
  *
  * load_stage<LOAD_W, LOAD_X>(stage, kt, tid, STAGE_PTRS, ...) loads the packed weights and
  * group parameters (LOAD_W) and the activation tile (LOAD_X) -- apart, so
- * weights can be fetched before the activations exist. */
+ * weights can be fetched before the activations exist; refill_slot() is the
+ * main loop's request of a whole tile (STAGES, STAGE_BYTES: the ring). */
 //% if p.gparams_tiled == 1 then
 #define STAGE_PTRS qweight, gparams, Xq   /* the pointers load_stage reads */
 //% else
@@ -66,4 +67,21 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, co
             cp_async16(stage + X_OFF + row * BK + x_swizzle(row, chunk) * 16, src, ok);
         }
     }
+}
+
+/* Requests K tile `next` of the slice into its slot of the ring, if the
+ * slice has it, and commits the copies as one group (an empty one past the
+ * end, so the ring's wait counts stay in step). */
+static __device__ __forceinline__ void refill_slot(u32 smem_base, int next, int ktiles, int kt_begin, int tid,
+                                                   const uint4 *__restrict__ qweight,
+//% if p.gparams_tiled == 1 then
+                                                   const u32 *__restrict__ gparams,
+//% end
+                                                   const signed char *__restrict__ Xq, int n_cta, int m_cta, int M,
+                                                   int N, int K)
+{
+    if (next < ktiles)
+        load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, STAGE_PTRS, n_cta,
+                               m_cta, M, N, K);
+    cp_async_commit();
 }

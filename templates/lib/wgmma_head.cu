@@ -24,7 +24,18 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
-//% if p.fold == 1 then
+//% if p.fold2 == 1 then
+    /* Two sets of group sums taken in turn (the wgmmas' accumulators), each
+     * added to acc times its group's integer scales while the next group's
+     * MMAs run. */
+    int part[2][MI][NT / 2];
+    wparams prs[2][MI];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            part[0][i][j] = part[1][i][j] = 0;
+//% elseif p.fold == 1 then
     /* The current group's sums (the wgmmas' accumulators), added to acc times
      * the group's integer scales at its end (or the slice's). */
     int part[MI][NT / 2];

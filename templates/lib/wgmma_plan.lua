@@ -54,19 +54,28 @@ function P.check(f, arch)
     bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
   end
   local mi, nt = bn // wgn // 64, bm // wm
+  local threads = 128 * wm * wgn
+  local cap = math.min(255, 65536 // threads // 8 * 8)
+  local frag_regs = mi * 16 * (1 + L.bits // 4)   -- two steps of A fragments
   -- A per-group rescale (fold) keeps the group's sums apart: twice the
-  -- accumulators.
-  local acc_regs = mi * nt // 2 * (L.fold and 2 or 1)
-  if acc_regs > 128 then
+  -- accumulators, drained at every group end. fold2: three times, two
+  -- sets of sums for a pair of groups, drained once per pair -- where
+  -- groups divide the K tile, the registers allow it and one set already
+  -- leaves room for only one CTA per SM (128x128 tiles on two warpgroups:
+  -- 6-12 % faster at M >= 256; on 64x128 tiles it would halve the CTAs per
+  -- SM: 8192x8192 at M = 64, 29.3 -> 36.6 us).
+  local base = mi * nt // 2
+  local fold2 = L.fold and g > 0 and g <= bk and 3 * base + frag_regs + 24 <= cap
+                and 2 * threads * (2 * base + frag_regs + 24) > 65536
+  local acc_regs = base * (fold2 and 3 or (L.fold and 2 or 1))
+  if acc_regs > 128 and not fold2 then
     bad("pipe=" .. pipe .. ": warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. acc_regs .. " accumulator registers per thread (max 128)"
         .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or ""))
   end
   -- Registers: accumulators, two steps of A fragments, ~40 for addresses
   -- and parameters; past the per-thread share of the register file ptxas
   -- serializes the wgmmas.
-  local threads = 128 * wm * wgn
-  local cap = math.min(255, 65536 // threads // 8 * 8)
-  local regs = acc_regs + mi * 16 * (1 + L.bits // 4) + 40
+  local regs = acc_regs + frag_regs + (fold2 and 24 or 40)
   if regs > cap then
     bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; %d threads allow %d",
                       pipe, nt, bn // wgn, regs, threads, cap))
@@ -97,7 +106,12 @@ function P.check(f, arch)
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
     pdl = 1, tma = (pipe == "tma") and 1 or 0, cluster = cluster, fused = 0,
   }
-  return G.scheme_facts(p, L, g), L
+  G.scheme_facts(p, L, g)
+  p.fold2 = fold2 and 1 or 0
+  -- Sets taken in turn per group: with one group per K tile the main loop
+  -- runs two tiles per iteration, so each tile knows its set.
+  p.kt_unroll = (fold2 and g == bk) and 2 or 1
+  return p, L
 end
 
 -- The kernel's parameter slots.

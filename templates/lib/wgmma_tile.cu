@@ -4,6 +4,10 @@
 //% -- lane its weights for two k32 steps), dequantized into the A registers,
 //% -- the next step's loaded while this step's MMAs run. On the TMA ring the
 //% -- warp releases the previous tile's slot once its MMAs are done.
+//% -- A scheme with a per-group rescale (fold) sums each group apart: with
+//% -- p.fold2 in two sets of registers, a pair of groups in turn (set `par`
+//% -- for a tile's first group), drained and folded after the pair; without
+//% -- it in one set, drained at every group end.
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
         const u32 xtile = stage + X_OFF + wg_m * NT * BK;
         uint4 w[MI][W_VECS];
@@ -22,7 +26,12 @@
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {
             u32 a[MI][2][4];
-//% if p.fold == 1 then
+//% if p.fold2 == 1 then
+            /* Groups divide the tile: a group starts at this step when its k
+             * is a multiple of GROUP (known here, the loops are unrolled). */
+            const bool fresh = kb * 64 % GROUP == 0;
+            const int set = ({{ par or 0 }} + kb * 64 / GROUP) & 1;   /* this group's set of sums */
+//% elseif p.fold == 1 then
             wparams prs[MI];
             const int k_step = (kt_begin + kt) * BK + kb * 64;
             /* A group's first step overwrites the sums the last fold took. */
@@ -38,12 +47,22 @@
                 const wparams pr = {};
 //% end
                 dequant(w[i], pr, a[i]);
-//% if p.fold == 1 then
+//% if p.fold2 == 1 then
+                if (fresh)
+                    prs[set][i] = pr;
+//% elseif p.fold == 1 then
                 prs[i] = pr;
 //% end
             }
             wgmma_fence();
-//% if p.fold == 1 then
+//% if p.fold2 == 1 then
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+                wgmma_s8_m64n{{ p.nt }}k32_sd(part[set][i], a[i][0], x_desc(xtile + kb * 64), !fresh);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+                wgmma_s8_m64n{{ p.nt }}k32(part[set][i], a[i][1], x_desc(xtile + kb * 64 + 32));
+//% elseif p.fold == 1 then
 #pragma unroll
             for (int i = 0; i < MI; ++i)
                 wgmma_s8_m64n{{ p.nt }}k32_sd(part[i], a[i][0], x_desc(xtile + kb * 64), !fresh);
@@ -78,7 +97,27 @@
 //% end
                 }
             }
-//% if p.fold == 1 then
+//% if p.fold2 == 1 then
+            /* The second group of a pair ends here, or the slice does: every
+             * MMA done, acc += sums * S for each set in use (no accumulator
+             * is read while an MMA is in flight, which would make ptxas
+             * serialize every wgmma). */
+//% local slice_end = ({ never = "false", always = "kb == BK / 64 - 1", check = "(kt == ktiles - 1 && kb == BK / 64 - 1)" })[ends]
+            if ((kb + 1) * 64 % GROUP == 0 && (set == 1 || {{ slice_end }})) {
+                wgmma_wait<0>();
+#pragma unroll
+                for (int h = 0; h <= set; ++h)
+#pragma unroll
+                    for (int i = 0; i < MI; ++i)
+#pragma unroll
+                        for (int j = 0; j < NT / 2; ++j) {
+                            reg_fence(part[h][i][j]);
+                            acc[i][j] += part[h][i][j] * fold_scale(prs[h][i], (j >> 1) & 1);
+                        }
+            } else {
+                wgmma_wait<1>();
+            }
+//% elseif p.fold == 1 then
             if ((k_step + 64) % GROUP == 0 || (kt == ktiles - 1 && kb == BK / 64 - 1)) {
                 /* A group ends here, or the slice does: every MMA of it done,
                  * acc += part * S (the fences keep the reads after the wait). */

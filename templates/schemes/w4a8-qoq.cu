@@ -1,41 +1,38 @@
 #define W_VECS 1                     /* 16-byte vectors per lane per 16 x 64 block */
 //% if p.group > 0 then
 /* Scheme w4a8-qoq with groups: subtraction after multiplication. Q4 * s1
- * fits a byte (s1 <= 16), so one 32-bit multiply scales four weights; the
- * zero point's z s1 is then subtracted from each byte modulo 256 (no borrow
- * between bytes), which the protective range of level 1 keeps inside INT8.
- * Four instructions more per word than w4a8-lqq's IMAD + LOP3. */
+ * fits a byte (s1 <= 16), and the protective range of level 1 keeps
+ * Q4 s1 - z s1 inside INT8 and z s1 inside [-127, 127]. So c = 128 - z s1
+ * is a byte (1..255, from the stored (z s1) mod 256) and Q4 s1 + c =
+ * Q4 s1 - z s1 + 128 lies in 0..255 for every byte: one 32-bit
+ * multiply-add with c in all four bytes gives the four results with no
+ * carry between bytes, and XOR 0x80 makes them INT8 -- the subtraction
+ * costs nothing over w4a8-lqq's IMAD + LOP3. */
 
-/* A lane's group parameters: row g's and row g+8's s1, and their z s1 in all
- * four bytes, split as the byte-wise subtraction uses it. */
-struct wparams { u32 s_lo, zlo_low7, zlo_top, s_hi, zhi_low7, zhi_top; };
+/* A lane's group parameters: row g's and row g+8's s1 and multiply-add
+ * addend. */
+struct wparams { u32 s_lo, c_lo, s_hi, c_hi; };
 
 /* From the lane's parameter word { s1_lo, zs_lo, s1_hi, zs_hi }. */
 static __device__ __forceinline__ wparams wparams_from(u32 p)
 {
-    const u32 zlo = ((p >> 8) & 0xFFu) * 0x01010101u, zhi = (p >> 24) * 0x01010101u;
     wparams r;
     r.s_lo = p & 0xFFu;
-    r.zlo_low7 = zlo & 0x7F7F7F7Fu;
-    r.zlo_top = ~zlo & 0x80808080u;
+    r.c_lo = ((128u - (p >> 8)) & 0xFFu) * 0x01010101u;
     r.s_hi = (p >> 16) & 0xFFu;
-    r.zhi_low7 = zhi & 0x7F7F7F7Fu;
-    r.zhi_top = ~zhi & 0x80808080u;
+    r.c_hi = ((128u - (p >> 24)) & 0xFFu) * 0x01010101u;
     return r;
 }
 
-/* Four bytes (q4 s1 - z s1) mod 256: the borrow of each byte's low seven
- * bits stops at its top bit, which is then set by XOR. */
-static __device__ __forceinline__ u32 qoq_dequant4(u32 q4x4, u32 s, u32 z_low7, u32 z_top)
+static __device__ __forceinline__ u32 qoq_dequant4(u32 q4x4, u32 s, u32 c)
 {
-    const u32 r = q4x4 * s;
-    return ((r | 0x80808080u) - z_low7) ^ ((r ^ z_top) & 0x80808080u);
+    return (q4x4 * s + c) ^ 0x80808080u;
 }
 
 static __device__ __forceinline__ void qoq_dequant_word(u32 w, const wparams &p, u32 &row_lo, u32 &row_hi)
 {
-    row_lo = qoq_dequant4(w & 0x0F0F0F0Fu, p.s_lo, p.zlo_low7, p.zlo_top);
-    row_hi = qoq_dequant4((w >> 4) & 0x0F0F0F0Fu, p.s_hi, p.zhi_low7, p.zhi_top);
+    row_lo = qoq_dequant4(w & 0x0F0F0F0Fu, p.s_lo, p.c_lo);
+    row_hi = qoq_dequant4((w >> 4) & 0x0F0F0F0Fu, p.s_hi, p.c_hi);
 }
 
 static __device__ __forceinline__ void dequant(const uint4 (&w)[W_VECS], const wparams &p, u32 (&a)[2][4])

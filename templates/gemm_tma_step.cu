@@ -1,0 +1,16 @@
+//% -- gemm_tma_step.cu -- one K tile of the TMA pipe: wait for its slot,
+//% -- its MMAs, then refill the previous tile's slot with the tile STAGES
+//% -- ahead once every warp has released it. `par`: the tile's set of group
+//% -- sums (lib/kt_loop.cu).
+//% local gmap = p.gparams_tiled == 1
+        mbar_wait(full0 + (kt % STAGES) * 8, (kt / STAGES) & 1);
+{{ render("lib/wgmma_tile.cu", { p = p, par = par, ends = ends }) }}
+        /* Refill the previous tile's slot with the tile STAGES ahead of it,
+         * once every warp has released it. */
+        if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
+            const int slot = (kt - 1) % STAGES;
+            mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
+            mbar_expect_tx(full0 + slot * 8, TX_BYTES);
+            tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
+                                  xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+        }
