@@ -141,20 +141,27 @@ qjit_status qjit__cache_resolve_dir(qjit_context *ctx, const char *configured, c
 
 qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_context **out)
 {
-    if (!out)
+    if (!out) {
+        qjit__set_create_error("qjit_context_create: out is NULL");
         return QJIT_INVALID_ARGUMENT;
+    }
     *out = NULL;
     qjit_context_options opts;
     qjit_context_options_init(&opts);
     if (opts_in) {
-        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof opts)
+        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof opts) {
+            qjit__set_create_error("qjit_context_create: opts->struct_size is not that of a qjit_context_options "
+                                   "(call qjit_context_options_init first)");
             return QJIT_INVALID_ARGUMENT;
+        }
         memcpy(&opts, opts_in, opts_in->struct_size);
     }
     qjit_context *ctx = opts.host_realloc ? opts.host_realloc(opts.host_ud, NULL, 0, sizeof *ctx)
                                           : malloc(sizeof *ctx);
-    if (!ctx)
+    if (!ctx) {
+        qjit__set_create_error("out of host memory for the context");
         return QJIT_OUT_OF_MEMORY;
+    }
     memset(ctx, 0, sizeof *ctx);
     pthread_mutex_init(&ctx->error_lock, NULL);
     pthread_mutex_init(&ctx->lock, NULL);
@@ -174,7 +181,7 @@ qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_contex
     const char *arch = opts.arch ? opts.arch : getenv("QJIT_ARCH");
     if (arch && *arch && !qjit__normalize_arch(arch, ctx->arch)) {
         st = qjit__error(ctx, QJIT_UNSUPPORTED_ARCH, "'%s' is not an architecture name "
-                         "(expected e.g. sm_80, sm_86, sm_89, sm_90a)", arch);
+                         "(expected e.g. sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
         goto fail;
     }
     if ((st = qjit__cache_resolve_dir(ctx, opts.cache_dir, &ctx->cache_dir)) != QJIT_OK)
@@ -186,14 +193,15 @@ qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_contex
     ctx->template_path = user && *user ? qjit__printf(ctx, "%s:%s", user, builtin)
                                        : qjit__strdup(ctx, builtin);
     if (!ctx->template_path) {
-        st = QJIT_OUT_OF_MEMORY;
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of host memory for the template path");
         goto fail;
     }
+    qjit__set_create_error("");
     *out = ctx;
     return QJIT_OK;
 fail:
-    /* The message is lost with the context; creation failures are rare and
-     * their status says enough (bad arch name, no home folder). */
+    /* The message outlives the context: qjit_last_error(NULL). */
+    qjit__keep_create_error(ctx);
     qjit_context_destroy(ctx);
     return st;
 }

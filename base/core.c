@@ -78,17 +78,39 @@ void qjit__log(qjit_context *ctx, const char *fmt, ...)
     ctx->log(ctx->log_ud, line);
 }
 
+/* Why this thread's last qjit_context_create failed ("" if none did): the
+ * context that held the message is gone. */
+static _Thread_local char create_error[1024];
+
+void qjit__keep_create_error(const qjit_context *ctx)
+{
+    size_t n = strnlen(ctx->last_error, sizeof create_error - 1);
+    memcpy(create_error, ctx->last_error, n);
+    create_error[n] = 0;
+}
+
+void qjit__set_create_error(const char *message)
+{
+    snprintf(create_error, sizeof create_error, "%s", message);
+}
+
+static const char *without_context(void)
+{
+    return create_error[0] ? create_error : no_context_message;
+}
+
 const char *qjit_last_error(const qjit_context *ctx)
 {
-    return ctx ? ctx->last_error : no_context_message;
+    return ctx ? ctx->last_error : without_context();
 }
 
 size_t qjit_last_error_copy(const qjit_context *ctx, char *buf, size_t size)
 {
     if (!ctx) {
+        const char *m = without_context();
         if (buf && size)
-            snprintf(buf, size, "%s", no_context_message);
-        return sizeof no_context_message - 1;
+            snprintf(buf, size, "%s", m);
+        return strlen(m);
     }
     qjit_context *c = (qjit_context *)ctx;
     pthread_mutex_lock(&c->error_lock);

@@ -21,6 +21,11 @@ qjit_status qjit__error(qjit_context *ctx, qjit_status st, const char *fmt, ...)
 qjit_status qjit__verror(qjit_context *ctx, qjit_status st, const char *fmt, va_list ap);
 /* Appends more detail (a log, a path) to the current last error. */
 void qjit__error_append(qjit_context *ctx, const char *fmt, ...) QJIT__PRINTF(2, 3);
+/* qjit_context_create's failure message, kept per thread for
+ * qjit_last_error(NULL) once the context is gone (keep: the context's
+ * message; set: a message, "" on success). */
+void qjit__keep_create_error(const qjit_context *ctx);
+void qjit__set_create_error(const char *message);
 /* One diagnostic line to the context's log callback. */
 void qjit__log(qjit_context *ctx, const char *fmt, ...) QJIT__PRINTF(2, 3);
 

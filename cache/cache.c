@@ -962,7 +962,8 @@ qjit_status qjit__cache_list(qjit_context *ctx, const char *dir, qjit__cache_vis
     s = collect_items(ctx, dir, dfd, is_entry, &it);
     if (s != QJIT_OK)
         goto close_dir;
-    qsort(it.v, it.n, sizeof *it.v, by_name);
+    if (it.n > 1)
+        qsort(it.v, it.n, sizeof *it.v, by_name);
 
     for (size_t i = 0; i < it.n; i++) {
         qjit__cache_entry e;
@@ -1060,7 +1061,8 @@ qjit_status qjit__cache_evict(qjit_context *ctx, const char *dir, uint64_t max_b
     for (size_t i = 0; i < it.n; i++)
         if (S_ISREG(it.v[i].mode))
             total += it.v[i].bytes;
-    qsort(it.v, it.n, sizeof *it.v, by_age);
+    if (it.n > 1)
+        qsort(it.v, it.n, sizeof *it.v, by_age);
     for (size_t i = 0; i < it.n && total > max_bytes; i++) {
         if (!S_ISREG(it.v[i].mode))
             continue;

@@ -13,6 +13,7 @@
 #include "context.h"
 #include "fp16.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,6 +643,71 @@ static double ratio_vs(const point *pts, int npts, qjit_scheme s, qjit_scheme t,
     return g;
 }
 
+/* May `path` be written: an existing file writable, or a new one in a
+ * writable folder? 0, or -1 with the reason printed. */
+static int check_output(const char *option, const char *path)
+{
+    if (!path)
+        return 0;
+    if (access(path, F_OK) == 0) {
+        if (access(path, W_OK) == 0)
+            return 0;
+    } else {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir)
+            dir[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK) == 0)
+            return 0;
+    }
+    fprintf(stderr, "qjit bench: %s '%s' cannot be written: %s\n", option, path, strerror(errno));
+    return -1;
+}
+
+/* The values of the options, checked before any GPU work: the group, every
+ * shape with every scheme, every --variant key, the output paths. 0, or -1
+ * with the reason printed. */
+static int check_values(const qb_bench_args *a, const qjit_scheme *schemes, int nschemes)
+{
+    if (a->group != 0 && a->group % 64 != 0) {
+        fprintf(stderr, "qjit bench: --group %d: a group is 0 (per channel) or a multiple of 64\n", a->group);
+        return -1;
+    }
+    for (int c = 0; c < nschemes; c++) {
+        int group = scheme_group(schemes[c], a->group, (long long(*)[2])a->shapes, a->nshapes);
+        for (int i = 0; i < a->nshapes; i++) {
+            size_t bytes;
+            if (qjit_packed_size(schemes[c], group, a->shapes[i][0], a->shapes[i][1], &bytes) != QJIT_OK) {
+                fprintf(stderr, "qjit bench: shape %lldx%lld cannot be packed with %s and group %d (N must be a "
+                        "multiple of 16, K of 64 and of the group)\n", a->shapes[i][0], a->shapes[i][1],
+                        qjit_scheme_name(schemes[c]), group);
+                return -1;
+            }
+        }
+    }
+    if (a->nvariants) {
+        /* Fields and values only: the GPU's target fills a missing arch later. */
+        qjit_context *ctx = cli_context("sm_90a", NULL);
+        if (!ctx)
+            return -1;
+        char canon[1024];
+        for (int v = 0; v < a->nvariants; v++) {
+            if (qjit_key_canonicalize(ctx, a->variants[v], canon, sizeof canon) != QJIT_OK) {
+                fprintf(stderr, "qjit bench: --variant '%s': %s\n", a->variants[v], qjit_last_error(ctx));
+                qjit_context_destroy(ctx);
+                return -1;
+            }
+        }
+        qjit_context_destroy(ctx);
+    }
+    return check_output("--csv", a->csv_path) || check_output("--json", a->json_path) ? -1 : 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     /* Every option is checked before the GPU is touched: a typo costs
@@ -658,7 +724,7 @@ int cmd_bench(int argc, char **argv)
     }
     qjit_scheme schemes[MAX_SCHEMES];
     int nschemes = parse_schemes(args.schemes, schemes);
-    if (nschemes < 1)
+    if (nschemes < 1 || check_values(&args, schemes, nschemes))
         return 2;
     long long (*shapes)[2] = args.shapes, *ms = args.ms;
     int nshapes = args.nshapes, nms = args.nms, nvariants = args.nvariants;
@@ -673,8 +739,11 @@ int cmd_bench(int argc, char **argv)
         return 1;
     char arch[16];
     qjit_status st = cli_gpu(b.ctx, arch);
-    if (st)
-        return cli_fail(b.ctx, st, "bench (it needs a GPU)");
+    if (st) {
+        int rc = cli_fail(b.ctx, st, "bench (it needs a GPU)");
+        qjit_context_destroy(b.ctx);
+        return rc;
+    }
     b.d = &b.ctx->driver;
     qjit__driver_bind(b.ctx, b.d);
     char err[256] = "";

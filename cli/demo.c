@@ -3,6 +3,8 @@
  * against the CPU reference and time it. Without one: pre-compile the default
  * variant set for sm_90a into the cache. */
 #define _GNU_SOURCE
+#include "args.h"
+#include "bench_args.h"
 #include "cli.h"
 #include "context.h"
 #include "fp16.h"
@@ -27,7 +29,7 @@ static int precompile(const char *cache_dir)
     if (!ctx)
         return 1;
     char *list = NULL;
-    int rc = 0, n = 0;
+    int rc = 0, n = 0, failed = 0;
     double total = 0;
     qjit_status st = qjit_default_variants(ctx, "sm_90a", &list);
     if (st) {
@@ -36,8 +38,11 @@ static int precompile(const char *cache_dir)
         printf("no GPU here: pre-compiling the default variant set for sm_90a into %s\n",
                qjit_context_cache_dir(ctx));
         cli_compile_header();
-        rc = cli_compile_lines(ctx, list, "sm_90a", &n, &total);
-        printf("%d variants for sm_90a in %.2f s; run `qjit demo` on a GPU machine to execute them\n", n, total);
+        rc = cli_compile_lines(ctx, list, "sm_90a", &n, &failed, &total);
+        if (failed)
+            printf("%d of %d variants for sm_90a FAILED to compile (%.2f s)\n", failed, n, total);
+        else
+            printf("%d variants for sm_90a in %.2f s; run `qjit demo` on a GPU machine to execute them\n", n, total);
     }
     qjit_free(ctx, list);
     qjit_context_destroy(ctx);
@@ -158,41 +163,93 @@ done:
     return st;
 }
 
+/* The options of `qjit demo`, parsed by args.h's rules. */
+typedef struct demo_args {
+    long long N, K;
+    int group, group_given;
+    qjit_scheme scheme;
+    uint64_t seed;
+    const char *cache_dir;
+    long long ms[32];
+    int nms;
+} demo_args;
+
+/* One whole-text integer in [min, max]. */
+static int demo_int(const char *text, long long min, long long max, long long *out, char *msg, size_t msglen)
+{
+    long long v[1];
+    if (qb_parse_ints(text, min, v, 1, msg, msglen) < 0)
+        return -1;
+    if (v[0] > max) {
+        qa_say(msg, msglen, "'%s' must be at most %lld", text, max);
+        return -1;
+    }
+    *out = v[0];
+    return 0;
+}
+
+static int demo_take(void *args, const char *o, const char *v, char *msg, size_t msglen)
+{
+    demo_args *a = args;
+    long long x;
+    if (!strcmp(o, "--n"))
+        return demo_int(v, 16, 1 << 20, &a->N, msg, msglen);
+    if (!strcmp(o, "--k"))
+        return demo_int(v, 64, 1 << 20, &a->K, msg, msglen);
+    if (!strcmp(o, "--group")) {
+        if (demo_int(v, 0, 1 << 20, &x, msg, msglen))
+            return -1;
+        a->group = (int)x;
+        a->group_given = 1;
+        return 0;
+    }
+    if (!strcmp(o, "--scheme")) {
+        if (qjit_scheme_from_name(v, &a->scheme) == QJIT_OK)
+            return 0;
+        qa_say(msg, msglen, "'%s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8)", v);
+        return -1;
+    }
+    if (!strcmp(o, "--m"))
+        return (a->nms = qb_parse_ints(v, 1, a->ms, 32, msg, msglen)) < 0 ? -1 : 0;
+    if (!strcmp(o, "--seed"))
+        return qa_parse_seed(v, &a->seed, msg, msglen);
+    a->cache_dir = v;
+    return 0;
+}
+
 int cmd_demo(int argc, char **argv)
 {
-    int64_t N = 11008, K = 4096;
-    int group = 128, group_given = 0;
-    qjit_scheme scheme = QJIT_SCHEME_W4A8_LQQ;
-    uint64_t seed = (uint64_t)time(NULL);
-    const char *cache_dir = NULL, *mlist = "1,16,128,1024";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--n") && i + 1 < argc)
-            N = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--k") && i + 1 < argc)
-            K = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
-            group = atoi(argv[++i]);
-            group_given = 1;
-        } else if (!strcmp(argv[i], "--scheme") && i + 1 < argc) {
-            if (qjit_scheme_from_name(argv[++i], &scheme) != QJIT_OK) {
-                fprintf(stderr, "qjit demo: '%s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8)\n", argv[i]);
-                return 2;
-            }
-        }
-        else if (!strcmp(argv[i], "--m") && i + 1 < argc)
-            mlist = argv[++i];
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-            cache_dir = argv[++i];
-        else {
-            fprintf(stderr, "qjit demo: unknown option '%s'\n%s", argv[i], usage);
-            return 2;
-        }
+    static const qa_option options[] = {{"--scheme", QA_NAME}, {"--n", QA_VALUE},    {"--k", QA_VALUE},
+                                        {"--group", QA_VALUE},  {"--m", QA_VALUE},    {"--seed", QA_VALUE},
+                                        {"--cache-dir", QA_NAME}};
+    static const qa_command cmd = {options, sizeof options / sizeof *options, demo_take};
+    demo_args a = {11008, 4096, 128, 0, QJIT_SCHEME_W4A8_LQQ, (uint64_t)time(NULL), NULL, {1, 16, 128, 1024}, 4};
+    char msg[512], err[1024];
+    int prc = qa_parse_options(argc, argv, &cmd, &a, msg, sizeof msg, err, sizeof err);
+    if (prc < 0) {
+        fprintf(stderr, "qjit demo: %s\n%s", err, usage);
+        return 2;
     }
+    if (prc > 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    /* w8a8 has per-channel weights: its group is 0 unless one is asked for. */
+    if (a.scheme == QJIT_SCHEME_W8A8 && !a.group_given)
+        a.group = 0;
+    /* The layer is checked before anything runs or compiles. */
+    size_t bytes = 0;
+    if (qjit_packed_size(a.scheme, a.group, a.N, a.K, &bytes) != QJIT_OK) {
+        fprintf(stderr, "qjit demo: a %lld x %lld layer with %s and group %d cannot be packed (N must be a multiple "
+                "of 16, K of 64 and of the group; the scheme must take the group: w8a8 0 only, w4a8-is 64, 128, ..., "
+                "the others 0 or a multiple of 64)\n", a.N, a.K, qjit_scheme_name(a.scheme), a.group);
+        return 2;
+    }
+    int64_t N = a.N, K = a.K;
+    int group = a.group;
+    qjit_scheme scheme = a.scheme;
+    uint64_t seed = a.seed;
+    const char *cache_dir = a.cache_dir;
     qjit_context *ctx = cli_context(NULL, cache_dir);
     if (!ctx)
         return 1;
@@ -209,14 +266,10 @@ int cmd_demo(int argc, char **argv)
     if (st)
         return cli_fail(ctx, st, "finding the GPU");
     printf("device: %s (%s), seed %llu\n", ctx->driver.name, arch, (unsigned long long)seed);
-    size_t bytes = 0;
     float *W = malloc((size_t)N * (size_t)K * sizeof *W);
     void *blob = NULL;
     qjit_linear *lin = NULL;
     int rc = 1;
-    /* w8a8 has per-channel weights: its group is 0 unless one is asked for. */
-    if (scheme == QJIT_SCHEME_W8A8 && !group_given)
-        group = 0;
     if (!W || (st = qjit_packed_size(scheme, group, N, K, &bytes)) || !(blob = malloc(bytes))) {
         rc = st ? cli_fail(ctx, st, "sizing the layer") : 1;
         goto done;
@@ -233,12 +286,8 @@ int cmd_demo(int argc, char **argv)
     printf("%6s %10s %10s %10s %8s %12s %10s  %s\n", "M", "compile s", "hit s", "us/call", "TOPS", "max rel err",
            "acc", "variant");
     rc = 0;
-    for (const char *p = mlist; p && *p;) {
-        int64_t M = atoll(p);
-        p = strchr(p, ',');
-        p = p ? p + 1 : NULL;
-        if (M <= 0)
-            continue;
+    for (int mi = 0; mi < a.nms; mi++) {
+        const int64_t M = a.ms[mi];
         run_result r;
         st = run_m(ctx, lin, blob, bytes, M, N, K, &seed, cache_dir, &r);
         if (st) {

@@ -23,7 +23,7 @@ static const char usage_main[] =
     "                       (Llama shapes, M = 1..4096), write a table, CSV and JSON\n"
     "  quant-error          how accurate each scheme and group size is on an LLM-like layer\n"
     "                       (CPU only: error against the exact product, bits per weight)\n"
-    "  version              print the library version\n"
+    "  version, --version   print the library version\n"
     "\n"
     "Each command takes --help. Environment: QJIT_CACHE_DIR, QJIT_TEMPLATE_PATH, QJIT_ARCH,\n"
     "QJIT_CACHE_MAX_MB, QJIT_LOG=1.\n";
@@ -37,7 +37,7 @@ qjit_context *cli_context(const char *arch, const char *cache_dir)
     qjit_context *ctx = NULL;
     qjit_status st = qjit_context_create(&o, &ctx);
     if (st) {
-        fprintf(stderr, "qjit: cannot create a context: %s (%s)\n", qjit_status_string(st), qjit_status_name(st));
+        fprintf(stderr, "qjit: cannot create a context (%s): %s\n", qjit_status_name(st), qjit_last_error(NULL));
         return NULL;
     }
     return ctx;
@@ -76,7 +76,7 @@ int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, double
     return 0;
 }
 
-int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, double *total)
+int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, int *failed, double *total)
 {
     int rc = 0;
     for (char *p = list; p && *p;) {
@@ -84,7 +84,9 @@ int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *coun
         if (eol)
             *eol = '\0';
         if (*p) {
-            rc |= cli_compile_one(ctx, p, arch, total);
+            int bad = cli_compile_one(ctx, p, arch, total);
+            rc |= bad;
+            *failed += bad != 0;
             (*count)++;
         }
         p = eol ? eol + 1 : NULL;
@@ -183,10 +185,13 @@ static int cmd_compile(int argc, char **argv)
     }
     printf("cache: %s\n", qjit_context_cache_dir(ctx));
     cli_compile_header();
-    int rc = 0, count = nkeys;
+    int rc = 0, count = nkeys, failed = 0;
     double total = 0;
-    for (int i = 0; i < nkeys; i++)
-        rc |= cli_compile_one(ctx, keys[i], arch, &total);
+    for (int i = 0; i < nkeys; i++) {
+        int bad = cli_compile_one(ctx, keys[i], arch, &total);
+        rc |= bad;
+        failed += bad != 0;
+    }
     char *list = NULL;
     if (defaults) {
         int more = 0;
@@ -195,10 +200,14 @@ static int cmd_compile(int argc, char **argv)
             rc = cli_fail(ctx, st, "listing the default variants");
             goto done;
         }
-        rc |= cli_compile_lines(ctx, list, arch, &more, &total);
+        rc |= cli_compile_lines(ctx, list, arch, &more, &failed, &total);
         count += more;
     }
-    printf("%d variant(s), %.3f s in all\n", count, total);
+    if (failed)
+        printf("%d of %d variant(s) compiled or cached, %d FAILED, %.3f s in all\n", count - failed, count, failed,
+               total);
+    else
+        printf("%d variant(s) compiled or cached, %.3f s in all\n", count, total);
 done:
     qjit_free(ctx, list);
     qjit_context_destroy(ctx);
@@ -296,7 +305,7 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "quant-error"))
         return cmd_quant_error(argc - 1, argv + 1);
-    if (!strcmp(cmd, "version")) {
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qjit %s\n", qjit_version_string());
         return 0;
     }

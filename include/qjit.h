@@ -145,7 +145,9 @@ QJIT_API void qjit_context_destroy(qjit_context *ctx);
 
 /*! qjit_last_error() :
  *  @return the message of the last failure on this context, in words a user
- *  can act on ("" if none). Never NULL. With ctx == NULL: a fixed message.
+ *  can act on ("" if none). Never NULL. With ctx == NULL: why this
+ *  thread's last qjit_context_create failed, or a fixed message if it did
+ *  not.
  *  The pointer stays valid until the next failing call on the context; from
  *  several threads, use qjit_last_error_copy(). */
 QJIT_API const char *qjit_last_error(const qjit_context *ctx);

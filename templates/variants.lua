@@ -26,35 +26,44 @@ V.norm_arch = norm_arch
 
 local SCHEMES = import("schemes.lua")
 
-local function norm_int(name, lo, hi)
-  return function(v)
-    local n = tonumber(v)
-    if not n or n ~= math.floor(n) or n < lo or n > hi then
-      bad(name .. "=" .. v .. " must be an integer in [" .. lo .. ", " .. hi .. "]")
-    end
-    return tostring(math.floor(n))
+-- A field's integer: decimal digits only (no sign, point, exponent or hex
+-- spelling; "1e1", "0x40", "8.0" are refused, not read as numbers), inside
+-- [lo, hi], the values the kernels can take. Every integer field of a key is
+-- read here.
+local function int_in(name, v, lo, hi, whole)
+  local n = v:match("^%d+$") and #v <= 12 and tonumber(v)
+  if not n or n < lo or n > hi then
+    bad(name .. "=" .. (whole or v) .. ": " .. (whole and "'" .. v .. "' " or "") .. "must be a decimal integer in ["
+        .. lo .. ", " .. hi .. "]")
   end
+  return n
 end
+
+local function norm_int(name, lo, hi)
+  return function(v) return tostring(int_in(name, v, lo, hi)) end
+end
+
+-- Groups along K go up to 65536 channels (one group per row is g=0).
+V.MAX_GROUP = 65536
 
 -- A group size: 0 (per channel) or a positive count of k; which sizes a
 -- scheme takes is the scheme's to say (its check_group).
 local function norm_group(v)
   local s = v:lower()
-  if s == "per-channel" or s == "channel" or s == "pc" or s == "k" or s == "0" then return "0" end
-  local n = tonumber(s)
-  if not n or n ~= math.floor(n) or n < 0 then bad("g=" .. v .. " is not a group size (0/per-channel, 64, 128, 256, ...)") end
-  return tostring(math.floor(n))
+  if s == "per-channel" or s == "channel" or s == "pc" or s == "k" then return "0" end
+  if not s:match("^%d+$") then bad("g=" .. v .. " is not a group size (0/per-channel, 64, 128, 256, ...)") end
+  return tostring(int_in("g", s, 0, V.MAX_GROUP))
 end
 
-local function norm_dims(name, count)
+-- "AxBx..." with `count` parts, part i in [1, max[i]].
+local function norm_dims(name, count, max)
   return function(v)
     local parts = {}
-    for p in v:lower():gmatch("[^x*]+") do
-      local n = tonumber(p)
-      if not n or n ~= math.floor(n) or n <= 0 then bad(name .. "=" .. v .. " needs " .. count .. " positive integers joined by 'x'") end
-      parts[#parts + 1] = tostring(math.floor(n))
+    for p in v:lower():gmatch("[^x*]+") do parts[#parts + 1] = p end
+    if #parts ~= count or v:match("^[x*]") or v:match("[x*]$") or v:match("[x*][x*]") then
+      bad(name .. "=" .. v .. " needs " .. count .. " integers joined by 'x'")
     end
-    if #parts ~= count then bad(name .. "=" .. v .. " needs " .. count .. " integers joined by 'x'") end
+    for i, p in ipairs(parts) do parts[i] = tostring(int_in(name, p, 1, max[i], v)) end
     return table.concat(parts, "x")
   end
 end
@@ -87,8 +96,11 @@ V.KINDS = {
       scheme = { norm = SCHEMES.normalize, default = SCHEMES.DEFAULT },
       -- The group's default is the scheme's (a per-channel-only scheme: 0).
       g      = { norm = norm_group, default = function(f) return tostring(SCHEMES.get(f.scheme).default_group) end },
-      tile   = { norm = norm_dims("tile", 3), default = "64x128x64" },
-      warps  = { norm = norm_dims("warps", 2), default = "2x2" },
+      -- Tiles up to 256 tokens x 1024 weight rows x 1024 k, up to 32 warps
+      -- a side: past those no pipe has a kernel (each pipe's plan checks
+      -- its own limits inside them).
+      tile   = { norm = norm_dims("tile", 3, { 256, 1024, 1024 }), default = "64x128x64" },
+      warps  = { norm = norm_dims("warps", 2, { 32, 32 }), default = "2x2" },
       stages = { norm = norm_int("stages", 2, 8), default = "4" },
       split  = { norm = norm_int("split", 1, 16), default = "1" },    -- split-K: CTAs per output tile
       pipe   = { norm = norm_choice("pipe", { multistage = "multistage", ms = "multistage", decode = "decode",

@@ -32,10 +32,24 @@ START_TEST(context_options_are_checked)
     o.arch = "pentium4";
     ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_UNSUPPORTED_ARCH);
     ck_assert_ptr_null(ctx);
+    /* The reason outlives the context that held it (it named neither the
+     * value nor what is valid before). */
+    ck_assert_msg(strstr(qjit_last_error(NULL), "'pentium4' is not an architecture name") &&
+                  strstr(qjit_last_error(NULL), "sm_90a"), "%s", qjit_last_error(NULL));
+    char copy[16];
+    ck_assert_uint_eq(qjit_last_error_copy(NULL, copy, sizeof copy), strlen(qjit_last_error(NULL)));
     o.arch = NULL;
     o.struct_size = 0;
     ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(NULL), "struct_size"));
     ck_assert_int_eq(qjit_context_create(NULL, NULL), QJIT_INVALID_ARGUMENT);
+    /* A success clears it. */
+    qjit_context_options_init(&o);
+    o.arch = "sm_80";
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    ck_assert_ptr_null(strstr(qjit_last_error(NULL), "pentium4"));
+    ck_assert_ptr_null(strstr(qjit_last_error(NULL), "out is NULL"));
+    qjit_context_destroy(ctx);
     qjit_context_destroy(NULL);
     qjit_linear_destroy(NULL);
 }

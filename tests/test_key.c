@@ -127,6 +127,32 @@ START_TEST(bad_keys_are_rejected)
     expect_bad(ctx, "kernel=softmax", QJIT_INVALID_KEY, "unknown kernel");
     expect_bad(ctx, "arch=sm_35", QJIT_UNSUPPORTED_ARCH, "sm_35");
     expect_bad(ctx, "arch=pentium", QJIT_INVALID_KEY, "pentium");
+    /* Integer fields: decimal digits in the kernels' range, nothing else
+     * read as a number (these were accepted: g=1e23 generated "#define
+     * GROUP 1e+23", tile=1e999 became "inf", split=1e1 and threads=0x40
+     * were read as 10 and 64). */
+    expect_bad(ctx, "g=1e23", QJIT_INVALID_KEY, "g=1e23");
+    expect_bad(ctx, "g=9223372036854775808", QJIT_INVALID_KEY, "decimal integer in [0, 65536]");
+    expect_bad(ctx, "g=1099511627776", QJIT_INVALID_KEY, "decimal integer in [0, 65536]");
+    expect_bad(ctx, "g=131072", QJIT_INVALID_KEY, "decimal integer in [0, 65536]");
+    expect_bad(ctx, "g=-64", QJIT_INVALID_KEY, "g=-64");
+    expect_bad(ctx, "g=128.0", QJIT_INVALID_KEY, "g=128.0");
+    expect_bad(ctx, "tile=1e999x128x64", QJIT_INVALID_KEY, "'1e999' must be a decimal integer in [1, 256]");
+    expect_bad(ctx, "tile=64x0x64", QJIT_INVALID_KEY, "'0' must be a decimal integer in [1, 1024]");
+    expect_bad(ctx, "tile=64x128x64x", QJIT_INVALID_KEY, "needs 3 integers");
+    expect_bad(ctx, "tile=64xx128x64", QJIT_INVALID_KEY, "needs 3 integers");
+    expect_bad(ctx, "tile=0x40x128x64", QJIT_INVALID_KEY, "tile=0x40x128x64");
+    expect_bad(ctx, "warps=2x64", QJIT_INVALID_KEY, "[1, 32]");
+    expect_bad(ctx, "split=1e1", QJIT_INVALID_KEY, "split=1e1: must be a decimal integer in [1, 16]");
+    expect_bad(ctx, "split=+2", QJIT_INVALID_KEY, "split=+2");
+    expect_bad(ctx, "stages=4.0", QJIT_INVALID_KEY, "stages=4.0");
+    expect_bad(ctx, "kernel=act-quant;threads=0x40", QJIT_INVALID_KEY, "threads=0x40");
+    expect_bad(ctx, "kernel=act-quant;threads=2048", QJIT_INVALID_KEY, "[32, 1024]");
+    /* Leading zeros are the same number. */
+    char a[1024], b[1024];
+    canon(ctx, "g=0128;split=02;tile=064x128x064", a);
+    canon(ctx, "g=128;split=2;tile=64x128x64", b);
+    ck_assert_str_eq(a, b);
     char small[8];
     ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64", small, sizeof small), QJIT_OVERFLOW);
     ck_assert_int_eq(qjit_key_canonicalize(ctx, NULL, small, sizeof small), QJIT_INVALID_ARGUMENT);
@@ -388,7 +414,7 @@ START_TEST(wgmma_variants_are_checked)
         {"pipe=wgmma;tile=256x128x128;warps=2x4;stages=8", "shared memory"},
         {"pipe=wgmma;tile=128x128x128;warps=1x8;stages=2", "stages"},
         {"pipe=tma;tile=128x128x128;warps=1x8;arch=sm_90", "pipe=tma needs arch=sm_90a"},
-        {"pipe=tma;tile=512x128x128;warps=2x4", "at most 256 tokens"},
+        {"pipe=tma;tile=512x128x128;warps=2x4", "decimal integer in [1, 256]"},
         {"pipe=tma;tile=128x128x128;warps=1x8;stages=2", "stages"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# test_cli.sh QJIT -- the qjit command refuses bad option values before any
+# work (exit 2, a message naming the option and the text, nothing compiled
+# or written), reports failed compiles as failures, and answers --version.
+# CPU only: with no GPU, a command that got past its checks would fail later
+# with "needs a GPU" (exit 1), so exit 2 proves the check came first.
+set -u
+Q=${1:?usage: test_cli.sh path/to/qjit}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 n=0
+# expect RC WORDS -- ARGS...: exit status RC and WORDS in stdout+stderr.
+expect() {
+  local rc=$1 words=$2; shift 3
+  n=$((n + 1))
+  local out got
+  out=$("$Q" "$@" 2>&1); got=$?
+  if [ "$got" != "$rc" ] || [[ "$out" != *"$words"* ]]; then
+    echo "FAIL: qjit $* -> exit $got (want $rc), output lacks '$words':"; echo "$out" | head -5
+    fails=$((fails + 1))
+  fi
+}
+cache="$tmp/cache"
+expect 0 "qjit " -- --version
+expect 0 "qjit " -- version
+expect 1 "'banana' is not an architecture name" -- compile "g=64" --arch banana --cache-dir "$cache"
+expect 1 "1 of 2 variant(s) compiled or cached, 1 FAILED" -- compile "g=64;tile=1x1x1" "g=64" --arch sm_90a --cache-dir "$cache"
+expect 0 "0 entries" -- cache ls --cache-dir "$tmp/empty"
+expect 2 "--n: 'abc' is not an integer" -- demo --n abc --cache-dir "$tmp/demo"
+expect 2 "--k: '0' must be at least 64" -- demo --k 0 --cache-dir "$tmp/demo"
+expect 2 "group 100 cannot be packed" -- demo --group 100 --cache-dir "$tmp/demo"
+expect 2 "--m: '0' must be at least 1" -- demo --m 0 --cache-dir "$tmp/demo"
+expect 2 "'w4a4' is not a scheme" -- demo --scheme w4a4 --cache-dir "$tmp/demo"
+expect 2 "--group 100: a group is 0 (per channel) or a multiple of 64" -- bench --group 100
+expect 2 "shape 15x64 cannot be packed" -- bench --shapes 15x64
+expect 2 "--variant 'foo=1': unknown field 'foo'" -- bench --variant foo=1
+expect 2 "--csv '$tmp/no/such/dir/x.csv' cannot be written" -- bench --csv "$tmp/no/such/dir/x.csv"
+if [ -e "$tmp/demo" ]; then echo "FAIL: a refused demo created its cache folder"; fails=$((fails + 1)); fi
+echo "$((n - fails)) of $n CLI checks passed"
+[ "$fails" = 0 ]
