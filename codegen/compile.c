@@ -92,8 +92,16 @@ qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const cha
             nvrtcGetProgramLog(prog, log);
             log[log_size] = '\0';
         }
-        st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%s", nvrtcGetErrorString(r),
-                         joined, log ? log : "(no log)");
+        /* The error text is 8 KB and the variant key and the saved
+         * source's path follow the log: keep the log's start. */
+        const size_t keep = 4096;
+        if (log && log_size > keep)
+            st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%.*s\n... (the NVRTC log is cut "
+                             "here: %zu more bytes; compile the saved source to see them all)", nvrtcGetErrorString(r),
+                             joined, (int)keep, log, log_size - keep);
+        else
+            st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%s", nvrtcGetErrorString(r),
+                             joined, log ? log : "(no log)");
         qjit__free(ctx, log, log_size + 1);
         goto done;
     }

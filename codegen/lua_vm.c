@@ -625,8 +625,8 @@ qjit_status qjit__rec_str(qjit__rec *t, const char *field, const char **s, size_
 
 qjit_status qjit__rec_strcpy(qjit__rec *t, const char *field, char *buf, size_t size)
 {
-    const char *s;
-    size_t n;
+    const char *s = NULL;   /* set on success (GCC -O2 cannot see that the errors are nonzero) */
+    size_t n = 0;
     qjit_status st = qjit__rec_str(t, field, &s, &n);
     if (st)
         return st;
@@ -638,7 +638,7 @@ qjit_status qjit__rec_strcpy(qjit__rec *t, const char *field, char *buf, size_t 
 
 qjit_status qjit__rec_strdup(qjit__rec *t, const char *field, char **out)
 {
-    const char *s;
+    const char *s = NULL;
     qjit_status st = qjit__rec_str(t, field, &s, NULL);
     if (st)
         return st;

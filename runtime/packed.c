@@ -294,8 +294,8 @@ static qjit_status view_v1(qjit_context *ctx, const uint8_t *hdr, size_t bytes, 
     return QJIT_OK;
 }
 
-qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_t bytes, int verify_payload,
-                                    qjit__weights_view *v)
+static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes, int verify_payload,
+                             qjit__weights_view *v)
 {
     if (!packed || !v)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "packed weights or view is NULL");
@@ -384,6 +384,40 @@ qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_
     v->header_bytes = hbytes;
     v->nsections = l.scheme->nsections;
     return QJIT_OK;
+}
+
+/* A checksum proves the bytes are the ones written, not that they mean
+ * anything: every channel's epilogue scale must be finite and positive (the
+ * quantizers write 1 for an all-zero row) and its zero point, where the
+ * scheme has one, in [0, 15]; else the outputs would be NaN or garbage. */
+static qjit_status check_values(qjit_context *ctx, const qjit__weights_view *v)
+{
+    const qjit__scheme *s = v->scheme;
+    const uint8_t *scale = qjit__view_section(v, s->scale_section);
+    const uint8_t *zero = s->zero_section >= 0 && v->sections[s->zero_section].bytes
+                              ? qjit__view_section(v, s->zero_section) : NULL;
+    for (int64_t n = 0; n < v->N; n++) {
+        float f = qjit__load_f32(scale + 4 * n);
+        if (!isfinite(f) || !(f > 0.0f))
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: output channel %lld has scale %g "
+                               "(must be finite and positive)", s->name, (long long)n, (double)f);
+        if (zero) {
+            int32_t z = (int32_t)qjit__load_u32(zero + 4 * n);
+            if (z < 0 || z > 15)
+                return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: output channel %lld has zero "
+                                   "point %d (must be in [0, 15])", s->name, (long long)n, z);
+        }
+    }
+    return QJIT_OK;
+}
+
+qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_t bytes, int verify_payload,
+                                    qjit__weights_view *v)
+{
+    qjit_status st = view_init(ctx, packed, bytes, verify_payload, v);
+    if (st == QJIT_OK && verify_payload)
+        st = check_values(ctx, v);
+    return st;
 }
 
 qjit__weights_view qjit__view_rows(const qjit__weights_view *v, int64_t n0, int64_t rows)

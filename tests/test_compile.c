@@ -265,6 +265,16 @@ static char *user_templates(const char *extra_line_after, const char *extra)
     return dir;
 }
 
+/* Ends a test that made a cache folder and a template folder. */
+static void finish(qjit_context *ctx, char *tpl, char *cache)
+{
+    qjit_context_destroy(ctx);
+    qt_rmtree(tpl);
+    qt_rmtree(cache);
+    free(tpl);
+    free(cache);
+}
+
 START_TEST(edited_template_is_used_without_rebuild)
 {
     char *cache = qt_tempdir("edit");
@@ -287,11 +297,7 @@ START_TEST(edited_template_is_used_without_rebuild)
     ck_assert_int_eq(qjit_generate(ctx, KEY, &src, &len), QJIT_OK);
     ck_assert_ptr_nonnull(strstr(src, "an edit by a researcher"));
     qjit_free(ctx, src);
-    qjit_context_destroy(ctx);
-    qt_rmtree(tpl);
-    qt_rmtree(cache);
-    free(tpl);
-    free(cache);
+    finish(ctx, tpl, cache);
 }
 END_TEST
 
@@ -314,11 +320,7 @@ START_TEST(template_error_names_file_and_line)
     fclose(f);
     snprintf(want, sizeof want, "gemm_multistage.cu:%d:", n + 2);
     ck_assert_msg(strstr(msg, want) != NULL, "message lacks %s: %s", want, msg);
-    qjit_context_destroy(ctx);
-    qt_rmtree(tpl);
-    qt_rmtree(cache);
-    free(tpl);
-    free(cache);
+    finish(ctx, tpl, cache);
 }
 END_TEST
 
@@ -344,11 +346,26 @@ START_TEST(nvrtc_error_keeps_the_source)
     fclose(f);
     /* NVRTC's log points into the generated text. */
     ck_assert_ptr_nonnull(strstr(msg, "qjit_kernel.cu("));
-    qjit_context_destroy(ctx);
-    qt_rmtree(tpl);
-    qt_rmtree(cache);
-    free(tpl);
-    free(cache);
+    finish(ctx, tpl, cache);
+}
+END_TEST
+
+/* A long NVRTC log (hundreds of errors) is cut so the variant key and the
+ * saved source's path still fit the error text (they were pushed out). */
+START_TEST(long_nvrtc_log_keeps_key_and_path)
+{
+    char *cache = qt_tempdir("nlog");
+    char *tpl = user_templates("#define BM", "//% for i = 1, 400 do\nint bad{{ i }} = not_declared_{{ i }};\n//% end\n");
+    qjit_context *ctx = make_ctx(cache, tpl, "sm_90a");
+    ck_assert_int_eq(qjit_compile(ctx, KEY, NULL, NULL), QJIT_COMPILE);
+    const char *msg = qjit_last_error(ctx);
+    ck_assert_msg(strstr(msg, "the NVRTC log is cut here") != NULL, "message: %.300s", msg);
+    ck_assert_msg(strstr(msg, "variant: actq=kernel;arch=sm_90a;epi=i32;g=128") != NULL, "message end: %s",
+                  msg + (strlen(msg) > 400 ? strlen(msg) - 400 : 0));
+    const char *saved = strstr(msg, "generated source saved to ");
+    ck_assert_msg(saved != NULL && strstr(saved, ".cu") != NULL, "no saved path: %s",
+                  msg + (strlen(msg) > 400 ? strlen(msg) - 400 : 0));
+    finish(ctx, tpl, cache);
 }
 END_TEST
 
@@ -443,6 +460,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, edited_template_is_used_without_rebuild);
     tcase_add_test(tc, template_error_names_file_and_line);
     tcase_add_test(tc, nvrtc_error_keeps_the_source);
+    tcase_add_test(tc, long_nvrtc_log_keeps_key_and_path);
     tcase_add_test(tc, concurrent_writers);
     tcase_add_test(tc, non_private_folder_is_refused);
     qt_add(s, tc, 0);

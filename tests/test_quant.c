@@ -2043,16 +2043,27 @@ static void reseal(uint8_t *buf)
     qt_put_le(buf + tail + 8, qjit__hash64(buf, tail + 8, 0), 8);
 }
 
+/* A packed N x K layer of config c from seed: its weights *W, the buffer
+ * (*bytes) and a scratch copy of it with `spare` more bytes in *buf. */
+static uint8_t *packed_layer(qt_config c, uint64_t seed, int64_t N, int64_t K, size_t spare, float **W, size_t *bytes,
+                             uint8_t **buf)
+{
+    qt_rng r = qt_rng_make(seed);
+    *W = normal_weights(&r, N, K);
+    uint8_t *good = pack_weights(c.scheme, c.group, *W, QJIT_DTYPE_F32, N, K, NULL, bytes);
+    *buf = qt_xmalloc(*bytes + spare);
+    return good;
+}
+
 START_TEST(corruption_detected)
 {
     const qt_config c = qt_configs[_i];
     qjit_context *ctx = qt_bare_context();
-    qt_rng r = qt_rng_make(1000 + (uint64_t)_i);
     int64_t N = 48, K = 512;
-    float *W = normal_weights(&r, N, K);
+    float *W;
     size_t bytes;
-    uint8_t *good = pack_weights(c.scheme, c.group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
-    uint8_t *buf = qt_xmalloc(bytes + 16);
+    uint8_t *buf, *good = packed_layer(c, 1000 + (uint64_t)_i, N, K, 16, &W, &bytes, &buf);
+    qt_rng r = qt_rng_make(5000 + (uint64_t)_i);   /* the positions and bits to flip */
     sections sc = expect_sections(c.scheme, c.group, N, K);
 
     /* One flipped bit, anywhere: every header byte (the padding too), the
@@ -2148,6 +2159,46 @@ START_TEST(corruption_detected)
     ck_assert_int_eq(qjit_weights_inspect(ctx, buf, bytes, NULL), QJIT_CORRUPT_WEIGHTS);
     ck_assert(strstr(ctx->last_error, "magic") != NULL);
 
+    ck_assert_int_eq(qjit_weights_inspect(ctx, good, bytes, NULL), QJIT_OK);
+    free(W); free(good); free(buf);
+}
+END_TEST
+
+/* A buffer rewritten with valid checksums but meaningless epilogue values
+ * (a NaN, infinite, negative or zero channel scale; a zero point outside
+ * [0, 15]) is refused when it is read, not run into NaN outputs: they were
+ * accepted before. */
+START_TEST(meaningless_values_refused)
+{
+    const qt_config c = qt_configs[_i];
+    qjit_context *ctx = qt_bare_context();
+    float *W;
+    size_t bytes;
+    uint8_t *buf, *good = packed_layer(c, 1200 + (uint64_t)_i, 32, 256, 0, &W, &bytes, &buf);
+    uint32_t n = qt_le32(good + 40), hbytes = qt_le32(good + 44);
+    size_t tail = 64 + 32 * (size_t)n;
+    /* Each section: name, offset (from the payload), bytes. */
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = good + 64 + 32 * (size_t)i;
+        int is_scale = !strcmp((const char *)e, "scale"), is_zero = !strcmp((const char *)e, "zero");
+        size_t off = hbytes + (size_t)qt_le64(e + 16), len = (size_t)qt_le64(e + 24);
+        if (!(is_scale || (is_zero && len)))
+            continue;
+        const uint32_t nan = 0x7FC00000u, inf = 0x7F800000u, neg = 0xBF800000u, zero = 0u;
+        const uint32_t bad_scale[] = {nan, inf, neg, zero}, bad_zero[] = {16u, 0xFFFFFFFFu};
+        const uint32_t *vals = is_scale ? bad_scale : bad_zero;
+        size_t nvals = is_scale ? 4 : 2;
+        for (size_t v = 0; v < nvals; v++) {
+            memcpy(buf, good, bytes);
+            qt_put_le(buf + off + 4 * 5, vals[v], 4);        /* channel 5 */
+            qt_put_le(buf + tail, qjit__hash64(buf + hbytes, bytes - hbytes, 0), 8);
+            reseal(buf);
+            qjit_status st = qjit_weights_inspect(ctx, buf, bytes, NULL);
+            ck_assert_msg(st == QJIT_CORRUPT_WEIGHTS && strstr(ctx->last_error, "channel 5"),
+                          "%s g=%d: %s value 0x%08x accepted (%s: %s)", sname(c.scheme), c.group, is_scale ? "scale" :
+                          "zero", vals[v], qjit_status_name(st), ctx->last_error);
+        }
+    }
     ck_assert_int_eq(qjit_weights_inspect(ctx, good, bytes, NULL), QJIT_OK);
     free(W); free(good); free(buf);
 }
@@ -2446,6 +2497,7 @@ Suite *qjit_test_suite(void)
         {"scheme_names", scheme_names, 1},
         {"corruption", corruption_detected, QT_NCONFIGS},
         {"resealed_fields", resealed_reserved_fields_refused, QT_NONE_PER_SCHEME},
+        {"meaningless_values", meaningless_values_refused, QT_NCONFIGS},
         {"other_scheme", other_scheme_refused, 1},
         {"version1", version1_still_read, 1},
         {"sections_match_templates", sections_match_templates, 1},
