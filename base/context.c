@@ -139,6 +139,26 @@ qjit_status qjit__cache_resolve_dir(qjit_context *ctx, const char *configured, c
     return QJIT_OK;
 }
 
+/* QJIT_CACHE_MAX_MB: unset or empty, no bound; else a whole number of MB,
+ * 1 .. 2^40, in decimal digits. "abc", "-1", "0.5", "1MB", "0" or a value
+ * that would wrap are refused with a message, not read as "no limit". */
+static qjit_status cache_bound(qjit_context *ctx, const char *text, uint64_t *bytes)
+{
+    *bytes = 0;
+    if (!text || !*text)
+        return QJIT_OK;
+    uint64_t mb = 0;
+    const char *p = text;
+    for (; *p >= '0' && *p <= '9' && mb <= ((uint64_t)1 << 40); p++)
+        mb = mb * 10 + (uint64_t)(*p - '0');
+    if (*p || mb == 0 || mb > ((uint64_t)1 << 40))
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "QJIT_CACHE_MAX_MB='%s' is not a cache bound: give a whole "
+                           "number of MB from 1 to %llu in decimal digits, or leave it unset for no bound", text,
+                           (unsigned long long)1 << 40);
+    *bytes = mb << 20;
+    return QJIT_OK;
+}
+
 qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_context **out)
 {
     if (!out) {
@@ -185,6 +205,8 @@ qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_contex
         goto fail;
     }
     if ((st = qjit__cache_resolve_dir(ctx, opts.cache_dir, &ctx->cache_dir)) != QJIT_OK)
+        goto fail;
+    if ((st = cache_bound(ctx, getenv("QJIT_CACHE_MAX_MB"), &ctx->cache_max_bytes)) != QJIT_OK)
         goto fail;
     const char *user = opts.template_path ? opts.template_path : getenv("QJIT_TEMPLATE_PATH");
     const char *builtin = getenv("QJIT_BUILTIN_TEMPLATES");

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include "qjit.h"
 #include "driver.h"
 
@@ -27,6 +28,7 @@ struct qjit_context {
     int line_info;
     char arch[16];               /* "" until set or detected */
     char *cache_dir;
+    uint64_t cache_max_bytes;    /* QJIT_CACHE_MAX_MB, read at creation; 0: no bound */
     char *template_path;         /* user folders, ':'-separated, then builtin */
 
     pthread_mutex_t lock;        /* Lua VM, driver init, module table */

@@ -252,12 +252,8 @@ static void save_failed_source(qjit_context *ctx, const char *entry, const char 
 
 static void evict_if_bounded(qjit_context *ctx)
 {
-    const char *max = getenv("QJIT_CACHE_MAX_MB");
-    if (max && *max) {
-        unsigned long long mb = strtoull(max, NULL, 10);
-        if (mb)
-            qjit__cache_evict(ctx, ctx->cache_dir, mb << 20, NULL);
-    }
+    if (ctx->cache_max_bytes)
+        qjit__cache_evict(ctx, ctx->cache_dir, ctx->cache_max_bytes, NULL);
 }
 
 #define MAX_TEMPLATES 64
@@ -320,7 +316,12 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
             st = qjit__cache_load(ctx, ctx->cache_dir, info->entry, keytext, &entry);
             if (st == QJIT_OK && (st = qjit__facts_parse(ctx, entry.meta, &facts)) == QJIT_OK) {
                 info->from_cache = 1;
+                /* Least recently used goes first: a hit refreshes the entry
+                 * and the manifest that finds it (else the most used
+                 * variants lost their manifests first and were recompiled,
+                 * their old entries left unreachable). */
                 qjit__cache_touch(ctx, ctx->cache_dir, info->entry);
+                qjit__cache_touch(ctx, ctx->cache_dir, manifest_name);
                 goto done;
             }
             qjit__cache_entry_release(ctx, &entry);

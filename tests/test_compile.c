@@ -11,6 +11,8 @@
 #include "generate.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,11 +267,12 @@ static char *user_templates(const char *extra_line_after, const char *extra)
     return dir;
 }
 
-/* Ends a test that made a cache folder and a template folder. */
+/* Ends a test that made a cache folder and a template folder (or none). */
 static void finish(qjit_context *ctx, char *tpl, char *cache)
 {
     qjit_context_destroy(ctx);
-    qt_rmtree(tpl);
+    if (tpl)
+        qt_rmtree(tpl);
     qt_rmtree(cache);
     free(tpl);
     free(cache);
@@ -369,6 +372,110 @@ START_TEST(long_nvrtc_log_keeps_key_and_path)
 }
 END_TEST
 
+/* The one manifest (*.qjm) in dir that is not `other` (NULL: any). */
+static int find_manifest(const char *dir, const char *other, char *out, size_t size)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && !strcmp(e->d_name + n - 4, ".qjm") && (!other || strcmp(e->d_name, other))) {
+            snprintf(out, size, "%s", e->d_name);
+            found++;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Sets the modification time of dir/name to `age` seconds ago. */
+static void age_file(const char *dir, const char *name, int age)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age;
+    t[1] = t[0];
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/* Eviction under a size bound removes the least recently *used* files: a
+ * cache hit refreshes its entry and the manifest that found it (the
+ * manifest was not refreshed, so the most used variants lost theirs first
+ * and were compiled again). */
+START_TEST(cache_hit_refreshes_its_manifest)
+{
+    char *cache = qt_tempdir("lru");
+    qjit_context *ctx = make_ctx(cache, NULL, "sm_90a");
+    const char *key_b = "scheme=w4a8-lqq;g=128;tile=16x64x128;warps=1x4;stages=4;epi=i32";
+    qjit_compile_info a, b, hit;
+    char man_a[256], man_b[256];
+    compile_ok(ctx, KEY, &a);
+    ck_assert_int_eq(find_manifest(cache, NULL, man_a, sizeof man_a), 1);
+    compile_ok(ctx, key_b, &b);
+    ck_assert_int_eq(find_manifest(cache, man_a, man_b, sizeof man_b), 1);
+    /* A is older than B on disk; then A is used again. */
+    age_file(cache, a.entry, 200);
+    age_file(cache, man_a, 200);
+    age_file(cache, b.entry, 100);
+    age_file(cache, man_b, 100);
+    compile_ok(ctx, KEY, &hit);
+    ck_assert_int_eq(hit.from_cache, 1);
+    /* A bound one byte under the total evicts the least recently used. */
+    uint64_t total = 0;
+    const char *names[4] = {a.entry, man_a, b.entry, man_b};
+    for (int i = 0; i < 4; i++) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", cache, names[i]);
+        ck_assert_int_eq(stat(path, &st), 0);
+        total += (uint64_t)st.st_size;
+    }
+    size_t removed = 0;
+    ck_assert_int_eq(qjit__cache_evict(ctx, cache, total - 1, &removed), QJIT_OK);
+    ck_assert_uint_ge(removed, 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", cache, man_a);
+    ck_assert_msg(access(path, F_OK) == 0, "the manifest of the variant just used was evicted");
+    snprintf(path, sizeof path, "%s/%s", cache, a.entry);
+    ck_assert_msg(access(path, F_OK) == 0, "the entry just used was evicted");
+    compile_ok(ctx, KEY, &hit);
+    ck_assert_int_eq(hit.from_cache, 1);
+    finish(ctx, NULL, cache);
+}
+END_TEST
+
+/* QJIT_CACHE_MAX_MB is read once, strictly: a value that is not a whole
+ * number of MB is refused with a message (it was read as "no limit" or as
+ * 1 MB). */
+START_TEST(cache_bound_is_checked)
+{
+    const char *bad[] = {"abc", "-1", "0.5", "1MB", "0", "18446744073709551617", " 5", "5 "};
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = "sm_90a";
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        qjit_context *ctx = NULL;
+        setenv("QJIT_CACHE_MAX_MB", bad[i], 1);
+        ck_assert_msg(qjit_context_create(&o, &ctx) == QJIT_INVALID_ARGUMENT, "QJIT_CACHE_MAX_MB='%s' accepted",
+                      bad[i]);
+        ck_assert_ptr_nonnull(strstr(qjit_last_error(NULL), "QJIT_CACHE_MAX_MB"));
+    }
+    const char *good[] = {"1", "512", "1099511627776", ""};
+    const uint64_t bytes[] = {1u << 20, 512u << 20, (uint64_t)1 << 60, 0};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        qjit_context *ctx = NULL;
+        setenv("QJIT_CACHE_MAX_MB", good[i], 1);
+        ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+        ck_assert_uint_eq(ctx->cache_max_bytes, bytes[i]);
+        qjit_context_destroy(ctx);
+    }
+    unsetenv("QJIT_CACHE_MAX_MB");
+}
+END_TEST
+
 START_TEST(concurrent_writers)
 {
     char *dir = qt_tempdir("conc");
@@ -461,6 +568,8 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, template_error_names_file_and_line);
     tcase_add_test(tc, nvrtc_error_keeps_the_source);
     tcase_add_test(tc, long_nvrtc_log_keeps_key_and_path);
+    tcase_add_test(tc, cache_hit_refreshes_its_manifest);
+    tcase_add_test(tc, cache_bound_is_checked);
     tcase_add_test(tc, concurrent_writers);
     tcase_add_test(tc, non_private_folder_is_refused);
     qt_add(s, tc, 0);
