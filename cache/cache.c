@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,8 @@ typedef struct piece {
  * the same folder (O_EXCL, 0600), full writes, fsync, rename over the final
  * name, then fsync of the folder so the rename itself is durable. The
  * temporary file is removed on every failure path. */
+static void reap_stale_temps(qjit_context *ctx, const char *dir, int dfd);
+
 static qjit_status atomic_write(qjit_context *ctx, const char *dir, const char *name,
                                 const piece *pieces, int count, const char *what)
 {
@@ -447,6 +450,9 @@ static qjit_status atomic_write(qjit_context *ctx, const char *dir, const char *
         goto remove_tmp;
     }
     (void)fsync(dfd);           /* best effort: not every file system allows it */
+    /* Writers killed between creating their temporary file and the rename
+     * left it behind: the next write takes them away. */
+    reap_stale_temps(ctx, dir, dfd);
     goto close_dir;
 
 remove_tmp:
@@ -818,8 +824,9 @@ static void items_free(qjit_context *ctx, dir_items *it)
 }
 
 /* Collects the names of dir (open as dfd) that `want` accepts, with their
- * lstat information; directories are skipped. Entries that vanish while we
- * look are skipped too (another process may be evicting). */
+ * lstat information (directories and links too: planted under one of our
+ * names, they must be reported and removable). Entries that vanish while we
+ * look are skipped (another process may be evicting). */
 static qjit_status collect_items(qjit_context *ctx, const char *dir, int dfd,
                                  int (*want)(const char *), dir_items *it)
 {
@@ -833,6 +840,9 @@ static qjit_status collect_items(qjit_context *ctx, const char *dir, int dfd,
         return qjit__error(ctx, QJIT_CACHE, "cannot read cache folder %s: %s", dir,
                            errno_text(err, eb, sizeof eb));
     }
+    /* The copy shares its position with dfd, which an earlier walk may have
+     * left at the end. */
+    rewinddir(d);
     qjit_status s = QJIT_OK;
     for (;;) {
         errno = 0;
@@ -846,7 +856,7 @@ static qjit_status collect_items(qjit_context *ctx, const char *dir, int dfd,
         if (!want(de->d_name))
             continue;
         struct stat st;
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (it->n == it->cap) {
             size_t cap = it->cap ? it->cap * 2 : 32;
@@ -882,6 +892,89 @@ static int is_sized(const char *name) { return ends_with(name, ".qjb") || ends_w
 static int is_temp(const char *name) { return name[0] == '.' && strstr(name, ".tmp.") != NULL; }
 
 static int is_qjit_file(const char *name) { return is_sized(name) || is_temp(name); }
+
+/* One of the names qjit itself gives files: 64 hex digits and .qjb or .qjm
+ * (a directory by such a name can only have been planted). */
+static int is_own_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n != 68 || !is_sized(name))
+        return 0;
+    for (size_t i = 0; i < 64; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* A writer's temporary file (.NAME.tmp.PID.HEX) is stale once its process
+ * is gone, or once it is older than any compile takes (so that a reused PID
+ * cannot keep it forever); a live writer's is left alone. */
+#define TEMP_STALE_SECONDS 600
+
+static int temp_is_stale(const dir_item *item)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (now.tv_sec - item->mtime.tv_sec > TEMP_STALE_SECONDS)
+        return 1;
+    const char *p = strstr(item->name, ".tmp.");
+    char *end = NULL;
+    long pid = p ? strtol(p + 5, &end, 10) : 0;
+    if (pid <= 0 || !end || *end != '.')
+        return 1;               /* not a name this qjit writes: nobody is writing it */
+    if (pid == (long)getpid())
+        return 0;               /* another thread of this process */
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Removes the folder name in dfd and everything in it (depth at most 8). */
+static int remove_tree(int dfd, const char *name, int depth)
+{
+    if (depth > 8) {
+        errno = ELOOP;
+        return -1;
+    }
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close_keep_errno(fd);
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *de; rc == 0 && (de = readdir(d));) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        struct stat st;
+        if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        rc = S_ISDIR(st.st_mode) ? remove_tree(fd, de->d_name, depth + 1) : unlinkat(fd, de->d_name, 0);
+    }
+    closedir(d);
+    return rc == 0 ? unlinkat(dfd, name, AT_REMOVEDIR) : rc;
+}
+
+/* Removes a collected item: a file or link, or a folder planted under one
+ * of our names. 0, or -1 with errno. */
+static int remove_item(int dfd, const dir_item *item)
+{
+    if (S_ISDIR(item->mode))
+        return is_own_name(item->name) ? remove_tree(dfd, item->name, 0) : 0;
+    return unlinkat(dfd, item->name, 0);
+}
+
+/* Removes the stale temporary files of dir (open as dfd); best effort. */
+static void reap_stale_temps(qjit_context *ctx, const char *dir, int dfd)
+{
+    dir_items it;
+    if (collect_items(ctx, dir, dfd, is_temp, &it) != QJIT_OK)
+        return;
+    for (size_t i = 0; i < it.n; i++)
+        if (!S_ISDIR(it.v[i].mode) && temp_is_stale(&it.v[i]))
+            (void)unlinkat(dfd, it.v[i].name, 0);
+    items_free(ctx, &it);
+}
 
 static int by_name(const void *a, const void *b)
 {
@@ -959,7 +1052,7 @@ qjit_status qjit__cache_list(qjit_context *ctx, const char *dir, qjit__cache_vis
     if (s != QJIT_OK)
         return s;
     dir_items it;
-    s = collect_items(ctx, dir, dfd, is_entry, &it);
+    s = collect_items(ctx, dir, dfd, is_qjit_file, &it);
     if (s != QJIT_OK)
         goto close_dir;
     if (it.n > 1)
@@ -970,8 +1063,28 @@ qjit_status qjit__cache_list(qjit_context *ctx, const char *dir, qjit__cache_vis
         memset(&e, 0, sizeof e);
         qjit__cache_visit_info info = {it.v[i].name, "", "", it.v[i].bytes, 0, NULL};
         size_t key_bytes = 0;
-        qjit_status es = check_listed(ctx, dfd, &it.v[i], &e, &key_bytes, &info, problem,
-                                      sizeof problem);
+        qjit_status es;
+        if (is_entry(it.v[i].name)) {
+            es = check_listed(ctx, dfd, &it.v[i], &e, &key_bytes, &info, problem, sizeof problem);
+        } else if (is_temp(it.v[i].name)) {
+            /* A live writer's temporary file is no problem; a dead one's is. */
+            if (!temp_is_stale(&it.v[i]))
+                continue;
+            snprintf(problem, sizeof problem, "a temporary file its writer left when it died (the next compile or "
+                     "`qjit cache clear` removes it)");
+            es = QJIT_CACHE_CORRUPT;
+        } else if (!strcmp(it.v[i].name + strlen(it.v[i].name) - 4, ".qjm") && it.v[i].name[0] != '.') {
+            /* A manifest: listed only when something is wrong with it. */
+            int fd;
+            struct stat st;
+            es = file_open(dfd, it.v[i].name, &fd, &st, problem, sizeof problem);
+            if (es == QJIT_OK) {
+                close(fd);
+                continue;
+            }
+        } else {
+            continue;
+        }
         if (es == QJIT_NOT_FOUND)
             continue;           /* removed since the folder was read */
         if (es == QJIT_OUT_OF_MEMORY) {
@@ -1023,7 +1136,12 @@ qjit_status qjit__cache_clear(qjit_context *ctx, const char *dir, size_t *remove
     if (s != QJIT_OK)
         goto close_dir;
     for (size_t i = 0; i < it.n; i++) {
-        if (unlinkat(dfd, it.v[i].name, 0) == 0) {
+        /* Another process's write in flight is not ours to break; folders
+         * count only when planted under one of our names. */
+        if ((is_temp(it.v[i].name) && !temp_is_stale(&it.v[i])) ||
+            (S_ISDIR(it.v[i].mode) && !is_own_name(it.v[i].name)))
+            continue;
+        if (remove_item(dfd, &it.v[i]) == 0) {
             if (removed)
                 (*removed)++;
         } else if (errno != ENOENT && s == QJIT_OK) {
@@ -1053,6 +1171,7 @@ qjit_status qjit__cache_evict(qjit_context *ctx, const char *dir, uint64_t max_b
         return qjit__error(ctx, QJIT_CACHE, "cannot open cache folder %s: %s", dir,
                            errno_text(errno, eb, sizeof eb));
     }
+    reap_stale_temps(ctx, dir, dfd);
     dir_items it;
     qjit_status s = collect_items(ctx, dir, dfd, is_sized, &it);
     if (s != QJIT_OK)

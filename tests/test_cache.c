@@ -932,7 +932,7 @@ END_TEST
  *------------------------------------------------------------------------*/
 
 typedef struct seen {
-    char name[80];
+    char name[128];
     char variant[128];
     char arch[32];
     char problem[256];
@@ -1066,6 +1066,95 @@ START_TEST(list_reports_valid_and_bad_entries)
 }
 END_TEST
 
+/* A process id that no process has now: a child that has been reaped. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    return pid;
+}
+
+/* What a killed writer leaves, and what someone planted under our names
+ * (these were invisible to verify, not removed by clear, or removed while
+ * another process was still writing them). */
+START_TEST(leftovers_and_planted_files)
+{
+    char *tmp = qt_tempdir("cache");
+    char path[4096], name[80], dead[128], live[128], old_live[128];
+    char *k = key_text(1, "sm_90a");
+    store_entry(tmp, k, "", "abc", 3, name);
+    free(k);
+    snprintf(dead, sizeof dead, ".%s.tmp.%ld.0123456789abcdef", name, (long)dead_pid());
+    snprintf(live, sizeof live, ".%s.tmp.%ld.fedcba9876543210", name, (long)getppid());
+    snprintf(old_live, sizeof old_live, ".%s.tmp.%ld.00aa00aa00aa00aa", name, (long)getppid());
+    const char *temps[] = {dead, live, old_live};
+    for (int i = 0; i < 3; i++) {
+        join(path, tmp, temps[i]);
+        write_file(path, "partial", 7, 0600);
+    }
+    join(path, tmp, old_live);
+    set_mtime(path, time(NULL) - 3600);          /* older than any compile: stale whoever has the PID */
+    /* An entry name and a manifest name taken by a folder (with a file in
+     * it) and by a link. */
+    char planted_dir[80], planted_link[80];
+    snprintf(planted_dir, sizeof planted_dir, "%064d.qjb", 7);
+    snprintf(planted_link, sizeof planted_link, "%064d.qjm", 8);
+    join(path, tmp, planted_dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    char inner[4200];
+    snprintf(inner, sizeof inner, "%s/inside", path);
+    write_file(inner, "x", 1, 0600);
+    join(path, tmp, planted_link);
+    ck_assert_int_eq(symlink("/etc/hostname", path), 0);
+
+    /* verify: the entry is fine, the two stale temporaries and both planted
+     * names are reported; the live writer's file is not. */
+    seen_list l;
+    memset(&l, 0, sizeof l);
+    size_t bad = 0;
+    ck_assert_int_eq(qjit__cache_list(NULL, tmp, record, &l, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 4);
+    ck_assert(find_seen(&l, name) && find_seen(&l, name)->valid);
+    ck_assert(find_seen(&l, dead) && strstr(find_seen(&l, dead)->problem, "writer left when it died"));
+    ck_assert(find_seen(&l, old_live) && !find_seen(&l, old_live)->valid);
+    ck_assert(find_seen(&l, live) == NULL);
+    ck_assert(find_seen(&l, planted_dir) && strstr(find_seen(&l, planted_dir)->problem, "not a regular file"));
+    ck_assert(find_seen(&l, planted_link) && strstr(find_seen(&l, planted_link)->problem, "symbolic link"));
+
+    /* The next write reaps the stale temporaries, and only them. */
+    k = key_text(2, "sm_90a");
+    store_entry(tmp, k, "", "def", 3, name);
+    free(k);
+    join(path, tmp, dead);
+    ck_assert(!exists(path));
+    join(path, tmp, old_live);
+    ck_assert(!exists(path));
+    join(path, tmp, live);
+    ck_assert(exists(path));
+
+    /* clear removes the planted names (the folder with its content), keeps
+     * the live writer's file. */
+    size_t removed = 0;
+    ck_assert_int_eq(qjit__cache_clear(NULL, tmp, &removed), QJIT_OK);
+    ck_assert_uint_eq(removed, 4);              /* two entries, the folder, the link */
+    join(path, tmp, planted_dir);
+    ck_assert(!exists(path));
+    join(path, tmp, planted_link);
+    struct stat st;
+    ck_assert_int_ne(lstat(path, &st), 0);
+    join(path, tmp, live);
+    ck_assert(exists(path));
+    memset(&l, 0, sizeof l);
+    ck_assert_int_eq(qjit__cache_list(NULL, tmp, record, &l, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 0);
+    qt_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(clear_removes_only_qjit_files)
 {
     char *tmp = qt_tempdir("cache");
@@ -1077,7 +1166,11 @@ START_TEST(clear_removes_only_qjit_files)
     }
     ck_assert_int_eq(qjit__cache_write_text(NULL, tmp, "a.qjm", "x\n"), QJIT_OK);
     ck_assert_int_eq(qjit__cache_write_text(NULL, tmp, "b.qjm", "y\n"), QJIT_OK);
-    const char *temps[] = {".x.qjb.tmp.123.deadbeefdeadbeef", ".a.qjm.tmp.9.00"};
+    /* Temporary files of writers that died (a live writer's are kept: see
+     * leftovers_and_planted_files). */
+    char temps[2][96];
+    snprintf(temps[0], sizeof temps[0], ".x.qjb.tmp.%ld.deadbeefdeadbeef", (long)dead_pid());
+    snprintf(temps[1], sizeof temps[1], ".a.qjm.tmp.%ld.00", (long)dead_pid());
     for (int i = 0; i < 2; i++) {
         join(path, tmp, temps[i]);
         write_file(path, "t", 1, 0600);
@@ -1387,6 +1480,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(walks, list_reports_valid_and_bad_entries);
     tcase_add_test(walks, clear_removes_only_qjit_files);
     tcase_add_test(walks, evict_removes_oldest_first);
+    tcase_add_test(walks, leftovers_and_planted_files);
     tcase_set_timeout(walks, 60);
     qt_add(s, walks, 0);
 
