@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -800,6 +801,44 @@ void qjit__cache_touch(qjit_context *ctx, const char *dir, const char *name)
 }
 
 /*------------------------------------------------------------------------
+ * The per-entry lock across processes
+ *------------------------------------------------------------------------*/
+
+int qjit__cache_lock(qjit_context *ctx, const char *dir, const char *name)
+{
+    if (!dir || !dir[0] || !name_ok(name) || strlen(name) + 7 > NAME_MAX_LEN)
+        return -1;
+    char lock[NAME_MAX_LEN + 8];
+    snprintf(lock, sizeof lock, ".%s.lock", name);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    int fd = openat(dfd, lock, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    close(dfd);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            close(fd);
+            return -1;
+        }
+    }
+    qjit__log(ctx, "holding the compile lock of %s", name);
+    return fd;
+}
+
+void qjit__cache_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd);              /* closing the only descriptor drops the lock */
+}
+
+/*------------------------------------------------------------------------
  * Folder walks: list, clear, evict
  *------------------------------------------------------------------------*/
 
@@ -891,7 +930,9 @@ static int is_sized(const char *name) { return ends_with(name, ".qjb") || ends_w
 
 static int is_temp(const char *name) { return name[0] == '.' && strstr(name, ".tmp.") != NULL; }
 
-static int is_qjit_file(const char *name) { return is_sized(name) || is_temp(name); }
+static int is_lock(const char *name) { return name[0] == '.' && ends_with(name, ".qjb.lock"); }
+
+static int is_qjit_file(const char *name) { return is_sized(name) || is_temp(name) || is_lock(name); }
 
 /* One of the names qjit itself gives files: 64 hex digits and .qjb or .qjm
  * (a directory by such a name can only have been planted). */
@@ -962,6 +1003,17 @@ static int remove_item(int dfd, const dir_item *item)
     if (S_ISDIR(item->mode))
         return is_own_name(item->name) ? remove_tree(dfd, item->name, 0) : 0;
     return unlinkat(dfd, item->name, 0);
+}
+
+/* Is the compile lock file name (in dfd) held by a process now? */
+static int lock_in_use(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    int held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+    close(fd);
+    return held;
 }
 
 /* Removes the stale temporary files of dir (open as dfd); best effort. */
@@ -1139,7 +1191,8 @@ qjit_status qjit__cache_clear(qjit_context *ctx, const char *dir, size_t *remove
         /* Another process's write in flight is not ours to break; folders
          * count only when planted under one of our names. */
         if ((is_temp(it.v[i].name) && !temp_is_stale(&it.v[i])) ||
-            (S_ISDIR(it.v[i].mode) && !is_own_name(it.v[i].name)))
+            (S_ISDIR(it.v[i].mode) && !is_own_name(it.v[i].name)) ||
+            (is_lock(it.v[i].name) && lock_in_use(dfd, it.v[i].name)))
             continue;
         if (remove_item(dfd, &it.v[i]) == 0) {
             if (removed)

@@ -65,6 +65,14 @@ void qjit__cache_touch(qjit_context *ctx, const char *dir, const char *name);
  * *removed may be NULL. */
 qjit_status qjit__cache_evict(qjit_context *ctx, const char *dir, uint64_t max_bytes, size_t *removed);
 
+/* The lock of entry `name` across the processes sharing dir (flock on
+ * .NAME.lock: it dies with its holder, so a crashed compile never blocks
+ * others). Blocks until held; returns the descriptor to hand to
+ * qjit__cache_unlock, or -1 when no lock can be had (a read-only folder, a
+ * file system without flock): then the caller goes on without it. */
+int qjit__cache_lock(qjit_context *ctx, const char *dir, const char *name);
+void qjit__cache_unlock(int fd);
+
 /* Visits every `.qjb` entry: verifies it and reports name, key (the line of the
  * key text starting "variant "), arch (line "arch "), size, validity and the
  * problem. Entries that fail verification are reported, not removed. */

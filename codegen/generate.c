@@ -284,6 +284,7 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
     qjit__kernel_facts facts;
     qjit__lua *L = NULL;
     qjit__cache_entry entry = {0};
+    int lock = -1;
 
     /* The key's own arch wins over the default target. */
     if ((st = qjit__canonicalize_locked(ctx, key, arch, &canon, arch)) != QJIT_OK)
@@ -354,6 +355,19 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
         goto done;
     }
     qjit__cache_entry_name(keytext, info->entry);
+    /* One compile per entry across processes (ranks of one engine start
+     * together): whoever gets the lock compiles, the others then load. */
+    lock = qjit__cache_lock(ctx, ctx->cache_dir, info->entry);
+    if (lock >= 0) {
+        st = qjit__cache_load(ctx, ctx->cache_dir, info->entry, keytext, &entry);
+        if (st == QJIT_OK && (st = qjit__facts_parse(ctx, entry.meta, &facts)) == QJIT_OK) {
+            info->from_cache = 1;
+            qjit__cache_touch(ctx, ctx->cache_dir, info->entry);
+            goto write_manifest;
+        }
+        qjit__cache_entry_release(ctx, &entry);
+        st = QJIT_OK;
+    }
     double tc = qjit__now();
     if ((st = qjit__nvrtc_compile(ctx, gen.source, "qjit_kernel.cu", arch, ctx->line_info, &cubin, &cubin_bytes))) {
         qjit__error_append(ctx, "\nvariant: %s", canon);
@@ -363,6 +377,7 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
     info->compile_seconds = qjit__now() - tc;
     if ((st = qjit__cache_store(ctx, ctx->cache_dir, info->entry, keytext, meta, cubin, cubin_bytes)))
         goto done;
+write_manifest:;
     char *manifest_out = qjit__strdup(ctx, "");
     for (size_t i = 0; manifest_out && i < n; i++) {
         char *next = qjit__printf(ctx, "%s%s\n", manifest_out, names[i]);
@@ -374,9 +389,13 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
     qjit__strfree(ctx, manifest_out);
     if (st)
         goto done;
+    qjit__cache_unlock(lock);
+    lock = -1;
     evict_if_bounded(ctx);
-    qjit__log(ctx, "compiled %s for %s in %.3f s (entry %s)", canon, arch, info->compile_seconds, info->entry);
+    if (!info->from_cache)
+        qjit__log(ctx, "compiled %s for %s in %.3f s (entry %s)", canon, arch, info->compile_seconds, info->entry);
 done:
+    qjit__cache_unlock(lock);
     info->total_seconds = qjit__now() - t0;
     if (st == QJIT_OK) {
         if (facts_out)

@@ -30,6 +30,10 @@ struct qjit__lua {
     lua_State *L;
     char *search_path;
     char engine_hash[65];
+    /* A call ran out of memory: Lua's own state may be half-made (a
+     * metatable registered before its methods were set, and every later
+     * call fails on it), so the next call starts a fresh VM. */
+    int poisoned;
 };
 
 /* Registry keys (their addresses; the values are never written). */
@@ -480,8 +484,10 @@ static qjit_status run(qjit__lua *q, call_request *req, qjit__lua_result *out)
 {
     lua_State *L = q->L;
     int top = lua_gettop(L);
-    if (!lua_checkstack(L, 8))
+    if (!lua_checkstack(L, 8)) {
+        q->poisoned = 1;
         return qjit__error(q->ctx, QJIT_OUT_OF_MEMORY, "out of memory in the template engine");
+    }
     req->q = q;
     req->read_status = QJIT_OK;
     lua_pushcfunction(L, message_handler);
@@ -502,6 +508,8 @@ static qjit_status run(qjit__lua *q, call_request *req, qjit__lua_result *out)
     } else {
         st = QJIT_OK;
     }
+    if (st == QJIT_OUT_OF_MEMORY)
+        q->poisoned = 1;
     lua_settop(L, top);
     return st;
 }
@@ -711,6 +719,10 @@ qjit_status qjit__rec_fail(qjit__rec *t, const char *fmt, ...)
 
 qjit_status qjit__context_lua(qjit_context *ctx, qjit__lua **L)
 {
+    if (ctx->lua && ctx->lua->poisoned) {
+        qjit__lua_close(ctx->lua);
+        ctx->lua = NULL;
+    }
     if (!ctx->lua) {
         qjit_status st = qjit__lua_open(ctx, ctx->template_path, &ctx->lua);
         if (st)

@@ -67,6 +67,59 @@ static qjit_context *make_ctx(const char *cache)
     return ctx;
 }
 
+/* Every host allocation of a call may fail: the call says
+ * QJIT_OUT_OF_MEMORY, leaks nothing, and the next call on the same context
+ * succeeds (an allocation failing inside the first canonicalize left Lua
+ * with a half-made metatable, and every later call failed with
+ * QJIT_TEMPLATE). Key canonicalization at every allocation, generation at
+ * every 7th. */
+START_TEST(failed_allocations_leave_the_context_usable)
+{
+    char *cache = qt_tempdir("oom");
+    for (int op = 0; op < 2; op++) {
+        long tried = 0;
+        for (long fail_at = 0;; fail_at += op ? 7 : 1) {
+            qt_alloc_counts counts = {-1, 0, 0, 0};
+            qjit_context_options o;
+            qjit_context_options_init(&o);
+            o.arch = "sm_90a";
+            o.cache_dir = cache;
+            o.template_path = "";
+            o.host_realloc = qt_counting_realloc;
+            o.host_ud = &counts;
+            qjit_context *ctx = NULL;
+            ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+            char out[1024];
+            char *src = NULL;
+            size_t len = 0;
+            counts.fail_after = fail_at;
+            qjit_status st = op ? qjit_generate(ctx, "g=64", &src, &len) : qjit_key_canonicalize(ctx, "g=64", out, sizeof out);
+            counts.fail_after = -1;
+            if (st == QJIT_OK) {
+                qjit_free(ctx, src);
+                qjit_context_destroy(ctx);
+                ck_assert_int_eq(counts.live, 0);
+                break;
+            }
+            tried++;
+            ck_assert_msg(st == QJIT_OUT_OF_MEMORY, "op %d, allocation %ld refused: %s (%s)", op, fail_at,
+                          qjit_status_name(st), qjit_last_error(ctx));
+            ck_assert_ptr_null(src);
+            qjit_status again = op ? qjit_generate(ctx, "g=64", &src, &len) : qjit_key_canonicalize(ctx, "g=64", out, sizeof out);
+            ck_assert_msg(again == QJIT_OK, "op %d: after allocation %ld was refused the next call failed: %s (%s)", op,
+                          fail_at, qjit_status_name(again), qjit_last_error(ctx));
+            qjit_free(ctx, src);
+            qjit_context_destroy(ctx);
+            ck_assert_msg(counts.live == 0, "op %d, allocation %ld refused: %ld blocks leaked", op, fail_at, counts.live);
+            ck_assert_int_eq(counts.size_mismatches, 0);
+        }
+        ck_assert_int_gt(tried, 100);
+    }
+    qt_rmtree(cache);
+    free(cache);
+}
+END_TEST
+
 START_TEST(unusable_cache_folders)
 {
     /* A folder that cannot be created. */
@@ -203,6 +256,7 @@ Suite *qjit_test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, status_strings_are_never_null);
     tcase_add_test(tc, context_options_are_checked);
+    tcase_add_test(tc, failed_allocations_leave_the_context_usable);
     tcase_add_test(tc, unusable_cache_folders);
     tcase_add_test(tc, arch_nvrtc_cannot_target);
     tcase_add_test(tc, layer_sizes_are_checked);
