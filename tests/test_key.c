@@ -186,6 +186,146 @@ static void expect_refused(qjit_context *ctx, const char *key, const char *words
                   qjit_last_error(ctx), words);
 }
 
+/* The key fuzzer: keys built from the grammar (every field, its aliases,
+ * good values, values at and past each range, other spellings of numbers,
+ * junk) go through canonicalize and generate. Each is either refused with
+ * QJIT_INVALID_KEY (or QJIT_UNSUPPORTED_ARCH) in a message that names what
+ * is wrong, or generates; never another status (a template's Lua error, an
+ * internal error); the first that generate also compile. QJIT_FUZZ_KEYS
+ * and QJIT_FUZZ_COMPILES set how many (default 1500 and 3: a short setting
+ * for CI). */
+static const char *pick(qt_rng *r, const char *const *v, size_t n) { return v[qt_next(r) % n]; }
+
+START_TEST(key_fuzzer)
+{
+    static const char *const fields[] = {"scheme", "g", "group", "tile", "cta", "warps", "warp", "stages", "stage",
+                                         "split", "pipe", "pipeline", "actq", "reduce", "epi", "arch", "sm", "kernel",
+                                         "threads", "bits", "rowsum", "colour"};
+    static const char *const ints[] = {"0", "1", "2", "3", "4", "5", "8", "16", "17", "32", "64", "96", "128", "255",
+                                       "256", "512", "1024", "4096", "65536", "65537", "1e1", "0x40", "8.0", "+2", "-1",
+                                       "99999999999999999999", "", "abc", "1e999", "nan", "inf"};
+    static const char *const words[] = {"w4a8-lqq", "lqq", "w4a8-qoq", "qoq", "w4a8-is", "is", "w8a8", "int8", "w4a4",
+                                        "multistage", "decode", "wgmma", "tma", "ms", "kernel", "fused", "global",
+                                        "cluster", "f16", "i32", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "90a",
+                                        "sm_35", "gemm", "act-quant", "per-channel", "yes", "no", "banana"};
+    long n = 1500, compiles = 3;
+    const char *env = getenv("QJIT_FUZZ_KEYS"), *cenv = getenv("QJIT_FUZZ_COMPILES");
+    if (env && atol(env) > 0)
+        n = atol(env);
+    if (cenv && atol(cenv) >= 0)
+        compiles = atol(cenv);
+    /* The keys that generate are compiled too, the first `compiles` of them
+     * (NVRTC takes ~0.3 s each), into a cache folder of the test's own. */
+    char *cache = qt_tempdir("fuzz");
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = "sm_90a";
+    o.template_path = "";
+    o.cache_dir = cache;
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    qt_rng r = qt_rng_make(0x6b6579);          /* seeded from qt_seed() */
+    long ok = 0, refused = 0;
+    for (long i = 0; i < n; i++) {
+        static const char *const bases[] = {
+            "scheme=w4a8-lqq;g=128;tile=32x128x128;warps=1x4;stages=4;split=2",
+            "scheme=w4a8-qoq;g=0;pipe=decode;tile=16x32x64;warps=1x8;stages=4",
+            "scheme=w4a8-is;g=64;pipe=wgmma;tile=64x128x128;warps=1x8;stages=4;split=3",
+            "scheme=w8a8;g=0;pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=2;reduce=cluster",
+            "kernel=act-quant;threads=512;rowsum=1",
+        };
+        char key[512] = "";
+        int nf = 1 + (int)(qt_next(&r) % 7);
+        if (i % 2) {
+            /* A valid key with one or two fields changed (a later field of
+             * the same name replaces nothing: given twice is refused). */
+            snprintf(key, sizeof key, "%s", pick(&r, bases, sizeof bases / sizeof *bases));
+            nf = 1 + (int)(qt_next(&r) % 2);
+        }
+        static const char *const gemm_fields[] = {"g", "tile", "warps", "stages", "split", "pipe", "reduce", "scheme",
+                                                  "actq", "epi"};
+        static const char *const dims[] = {"8", "16", "32", "48", "64", "96", "128", "192", "256"};
+        for (int f = 0; f < nf; f++) {
+            const int mutate = i % 2 && strncmp(key, "kernel=act-quant", 16) != 0;
+            const char *name = mutate ? pick(&r, gemm_fields, sizeof gemm_fields / sizeof *gemm_fields)
+                                      : pick(&r, fields, sizeof fields / sizeof *fields);
+            char value[96];
+            int kind = (int)(qt_next(&r) % 4);
+            if (mutate && kind < 3 && (!strcmp(name, "tile") || !strcmp(name, "warps"))) {
+                /* Plausible sizes: the plans' own checks decide. */
+                int parts = !strcmp(name, "tile") ? 3 : 2;
+                value[0] = 0;
+                for (int q = 0; q < parts; q++) {
+                    strcat(value, q ? "x" : "");
+                    strcat(value, !strcmp(name, "warps") ? pick(&r, ints, 8) : pick(&r, dims, sizeof dims / sizeof *dims));
+                }
+            } else if (mutate && kind < 3 && strcmp(name, "scheme") && strcmp(name, "pipe") && strcmp(name, "reduce") &&
+                       strcmp(name, "actq") && strcmp(name, "epi")) {
+                snprintf(value, sizeof value, "%s", pick(&r, ints, 20));
+            } else
+            if (!strcmp(name, "tile") || !strcmp(name, "cta") || !strcmp(name, "warps") || !strcmp(name, "warp")) {
+                int parts = (!strcmp(name, "tile") || !strcmp(name, "cta")) ? 3 : 2;
+                if (kind == 3)
+                    parts += (int)(qt_next(&r) % 3) - 1;
+                value[0] = 0;
+                for (int q = 0; q < parts; q++) {
+                    strcat(value, q ? "x" : "");
+                    strcat(value, pick(&r, ints, sizeof ints / sizeof *ints));
+                }
+            } else if (kind == 0 || kind == 3) {
+                snprintf(value, sizeof value, "%s", pick(&r, words, sizeof words / sizeof *words));
+            } else {
+                snprintf(value, sizeof value, "%s", pick(&r, ints, sizeof ints / sizeof *ints));
+            }
+            char item[160];
+            snprintf(item, sizeof item, "%s%s=%s", key[0] ? ";" : "", name, value);
+            if (i % 2) {
+                /* Replace the field in the base key where it is there. */
+                char copy[512], rebuilt[512] = "";
+                snprintf(copy, sizeof copy, "%s", key);
+                for (char *tok = strtok(copy, ";"); tok; tok = strtok(NULL, ";")) {
+                    size_t nl = strlen(name);
+                    if (!strncmp(tok, name, nl) && tok[nl] == '=')
+                        continue;
+                    strncat(rebuilt, rebuilt[0] ? ";" : "", sizeof rebuilt - strlen(rebuilt) - 1);
+                    strncat(rebuilt, tok, sizeof rebuilt - strlen(rebuilt) - 1);
+                }
+                snprintf(key, sizeof key, "%s", rebuilt);
+                snprintf(item, sizeof item, "%s%s=%s", key[0] ? ";" : "", name, value);
+            }
+            strncat(key, item, sizeof key - strlen(key) - 1);
+        }
+        char out[2048];
+        qjit_status st = qjit_key_canonicalize(ctx, key, out, sizeof out);
+        if (st == QJIT_OK) {
+            char *src = NULL;
+            size_t len = 0;
+            st = qjit_generate(ctx, key, &src, &len);
+            qjit_free(ctx, src);
+            if (st == QJIT_OK && ok < compiles)
+                ck_assert_msg(qjit_compile(ctx, key, NULL, NULL) == QJIT_OK, "key '%s' generates but does not "
+                              "compile: %s", key, qjit_last_error(ctx));
+        }
+        ck_assert_msg(st == QJIT_OK || st == QJIT_INVALID_KEY || st == QJIT_UNSUPPORTED_ARCH,
+                      "key '%s': %s (%s)", key, qjit_status_name(st), qjit_last_error(ctx));
+        if (st == QJIT_OK) {
+            ok++;
+        } else {
+            refused++;
+            ck_assert_msg(strlen(qjit_last_error(ctx)) > 10 && !strstr(qjit_last_error(ctx), "stack traceback"),
+                          "key '%s': message '%s'", key, qjit_last_error(ctx));
+        }
+    }
+    printf("key fuzzer: %ld keys, %ld generated (%ld of them compiled), %ld refused\n", n, ok,
+           ok < compiles ? ok : compiles, refused);
+    ck_assert_int_gt(ok, 0);
+    ck_assert_int_gt(refused, 0);
+    qjit_context_destroy(ctx);
+    qt_rmtree(cache);
+    free(cache);
+}
+END_TEST
+
 START_TEST(generated_source_starts_with_its_key)
 {
     qjit_context *ctx = make_ctx();
@@ -491,6 +631,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, order_and_spelling_do_not_matter);
     tcase_add_test(tc, every_field_changes_the_key);
     tcase_add_test(tc, bad_keys_are_rejected);
+    tcase_add_test(tc, key_fuzzer);
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);
     tcase_add_test(tc, cluster_reduction_is_a_variant_field);
