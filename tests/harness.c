@@ -116,6 +116,17 @@ struct qjit_context *qt_bare_context(void)
     return &ctx;
 }
 
+struct qjit_context *qt_plain_context(const char *cache)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = "sm_90a";
+    o.cache_dir = cache;
+    o.template_path = "";
+    qjit_context *ctx = NULL;
+    return qjit_context_create(&o, &ctx) == QJIT_OK ? ctx : NULL;
+}
+
 uint64_t qt_le64(const uint8_t *p)
 {
     uint64_t v = 0;

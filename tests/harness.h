@@ -37,6 +37,10 @@ void *qt_xmalloc(size_t n);
  * quantizer and the CPU reference, which report errors into it. One per
  * process (each test runs in its own forked child); not to be destroyed. */
 struct qjit_context *qt_bare_context(void);
+/* A real context for sm_90a on cache (built-in templates only), or NULL if
+ * it cannot be created: for forked children, where a failed check must not
+ * reach the test runner. */
+struct qjit_context *qt_plain_context(const char *cache);
 
 /* Little-endian fields of packed buffers and headers, and a float's bits. */
 uint64_t qt_le64(const uint8_t *p);

@@ -476,6 +476,78 @@ START_TEST(cache_bound_is_checked)
 }
 END_TEST
 
+/* A cache folder that cannot be written (a read-only mount, a folder of
+ * the user's made read-only): hits still load; a miss fails with a clear
+ * error naming the folder, and nothing in it changes or goes corrupt. Root
+ * ignores permissions, so as root the check runs in a child that has become
+ * an unprivileged user owning the folder. */
+static int count_names(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.' || strstr(e->d_name, ".lock") || strstr(e->d_name, ".tmp.");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+START_TEST(read_only_cache_fails_clearly)
+{
+    char *cache = qt_tempdir("ro");
+    qjit_context *ctx = make_ctx(cache, NULL, "sm_90a");
+    compile_ok(ctx, KEY, NULL);
+    qjit_context_destroy(ctx);
+    const uid_t nobody = 65534;
+    if (geteuid() == 0) {
+        DIR *d = opendir(cache);
+        char path[4096];
+        for (struct dirent *e; (e = readdir(d));) {
+            snprintf(path, sizeof path, "%s/%s", cache, e->d_name);
+            if (strcmp(e->d_name, ".."))
+                ck_assert_int_eq(lchown(path, nobody, nobody), 0);
+        }
+        closedir(d);
+    }
+    int before = count_names(cache);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(nobody) != 0 || setuid(nobody) != 0))
+            _exit(10);
+        if (chmod(cache, 0500) != 0)
+            _exit(11);
+        qjit_context *c = qt_plain_context(cache);
+        if (!c)
+            _exit(12);
+        qjit_compile_info info;
+        if (qjit_compile(c, KEY, NULL, &info) != QJIT_OK || !info.from_cache) {
+            fprintf(stderr, "hit: %s\n", qjit_last_error(c));
+            _exit(13);
+        }
+        qjit_status st = qjit_compile(c, "scheme=w4a8-lqq;g=128;tile=16x64x128;warps=1x4;stages=2;epi=i32", NULL, NULL);
+        if (st == QJIT_OK)
+            _exit(14);
+        if (!strstr(qjit_last_error(c), cache) || !strstr(qjit_last_error(c), "ermission")) {
+            fprintf(stderr, "miss: %s: %s\n", qjit_status_name(st), qjit_last_error(c));
+            _exit(15);
+        }
+        size_t bad = 99;
+        if (qjit_cache_list(c, NULL, NULL, &bad) != QJIT_OK || bad != 0)
+            _exit(16);
+        qjit_context_destroy(c);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(chmod(cache, 0700), 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "read-only child: status %d", status);
+    ck_assert_int_eq(count_names(cache), before);          /* nothing added, nothing removed */
+    qt_rmtree(cache);
+    free(cache);
+}
+END_TEST
+
 START_TEST(concurrent_writers)
 {
     char *dir = qt_tempdir("conc");
@@ -487,13 +559,8 @@ START_TEST(concurrent_writers)
         pids[p] = fork();
         ck_assert_int_ge(pids[p], 0);
         if (pids[p] == 0) {
-            qjit_context_options o;
-            qjit_context_options_init(&o);
-            o.arch = "sm_90a";
-            o.cache_dir = dir;
-            o.template_path = "";
-            qjit_context *ctx = NULL;
-            if (qjit_context_create(&o, &ctx))
+            qjit_context *ctx = qt_plain_context(dir);
+            if (!ctx)
                 _exit(10);
             int compiled = 0;
             for (int i = 0; i < 3; i++) {
@@ -578,6 +645,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, long_nvrtc_log_keeps_key_and_path);
     tcase_add_test(tc, cache_hit_refreshes_its_manifest);
     tcase_add_test(tc, cache_bound_is_checked);
+    tcase_add_test(tc, read_only_cache_fails_clearly);
     tcase_add_test(tc, concurrent_writers);
     tcase_add_test(tc, non_private_folder_is_refused);
     qt_add(s, tc, 0);

@@ -57,11 +57,21 @@ END_TEST
 
 static qjit_context *make_ctx(const char *cache)
 {
+    qjit_context *ctx = qt_plain_context(cache);
+    ck_assert_ptr_nonnull(ctx);
+    return ctx;
+}
+
+/* A context on cache that allocates through the counting allocator. */
+static qjit_context *counting_ctx(const char *cache, qt_alloc_counts *counts)
+{
     qjit_context_options o;
     qjit_context_options_init(&o);
     o.arch = "sm_90a";
     o.cache_dir = cache;
     o.template_path = "";
+    o.host_realloc = qt_counting_realloc;
+    o.host_ud = counts;
     qjit_context *ctx = NULL;
     ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
     return ctx;
@@ -80,15 +90,7 @@ START_TEST(failed_allocations_leave_the_context_usable)
         long tried = 0;
         for (long fail_at = 0;; fail_at += op ? 7 : 1) {
             qt_alloc_counts counts = {-1, 0, 0, 0};
-            qjit_context_options o;
-            qjit_context_options_init(&o);
-            o.arch = "sm_90a";
-            o.cache_dir = cache;
-            o.template_path = "";
-            o.host_realloc = qt_counting_realloc;
-            o.host_ud = &counts;
-            qjit_context *ctx = NULL;
-            ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+            qjit_context *ctx = counting_ctx(cache, &counts);
             char out[1024];
             char *src = NULL;
             size_t len = 0;
@@ -114,6 +116,106 @@ START_TEST(failed_allocations_leave_the_context_usable)
             ck_assert_int_eq(counts.size_mismatches, 0);
         }
         ck_assert_int_gt(tried, 100);
+    }
+    qt_rmtree(cache);
+    free(cache);
+}
+END_TEST
+
+/* The other public calls that allocate, each with every allocation (or
+ * every `step`-th) refused in turn: the status is QJIT_OUT_OF_MEMORY (or
+ * the call needed nothing more and succeeded), nothing leaks, and the same
+ * call then succeeds on the same context. */
+typedef struct oom_fixture {
+    float W[16 * 128];
+    uint16_t X[4 * 128];
+    int8_t Xq[4 * 128];
+    float sx[4];
+    int32_t acc[4 * 16];
+    uint8_t packed[4096];
+    size_t bytes;
+    const char *cache;
+} oom_fixture;
+
+static int count_entry(void *ud, const qjit_cache_entry_info *e)
+{
+    (void)e;
+    ++*(size_t *)ud;
+    return 0;
+}
+
+static qjit_status oom_op(int op, qjit_context *ctx, oom_fixture *f)
+{
+    size_t written = 0, bad = 0, seen = 0;
+    qjit_weights_info info;
+    char *keys = NULL;
+    qjit_status st;
+    switch (op) {
+    case 0:
+        return qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, 64, f->W, QJIT_DTYPE_F32, 16, 128, f->packed,
+                                     sizeof f->packed, &written);
+    case 1:
+        return qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_IS, 64, f->W, QJIT_DTYPE_F32, 16, 128, f->packed,
+                                     sizeof f->packed, &written);
+    case 2:
+        return qjit_weights_inspect(ctx, f->packed, f->bytes, &info);
+    case 3:
+        return qjit_reference_quantize_activations(ctx, 4, 128, f->X, f->Xq, f->sx);
+    case 4:
+        return qjit_reference_gemm(ctx, f->packed, f->bytes, 4, f->Xq, f->sx, f->acc, NULL);
+    case 5:
+        st = qjit_default_variants(ctx, "sm_90a", &keys);
+        qjit_free(ctx, keys);
+        return st;
+    case 6:
+        return qjit_compile(ctx, "g=64", "sm_90a", NULL);     /* a cache hit (the fixture compiled it) */
+    default:
+        st = qjit_cache_list(ctx, count_entry, &seen, &bad);
+        return st;
+    }
+}
+
+START_TEST(every_public_call_survives_failed_allocations)
+{
+    static oom_fixture f;
+    qt_rng r = qt_rng_make(31);
+    for (int i = 0; i < 16 * 128; i++)
+        f.W[i] = (float)((int64_t)(qt_next(&r) % 2001) - 1000) / 1000.0f;
+    for (int i = 0; i < 4 * 128; i++)
+        f.X[i] = (uint16_t)(0x3C00 | (qt_next(&r) % 0x3FF));      /* 1.0 .. 2.0 in FP16 */
+    char *cache = qt_tempdir("oomall");
+    f.cache = cache;
+    qjit_context *setup = make_ctx(cache);
+    ck_assert_int_eq(qjit_quantize_weights(setup, QJIT_SCHEME_W4A8_LQQ, 64, f.W, QJIT_DTYPE_F32, 16, 128, f.packed,
+                                           sizeof f.packed, &f.bytes), QJIT_OK);
+    ck_assert_int_eq(qjit_reference_quantize_activations(setup, 4, 128, f.X, f.Xq, f.sx), QJIT_OK);
+    ck_assert_int_eq(qjit_compile(setup, "g=64", "sm_90a", NULL), QJIT_OK);
+    qjit_context_destroy(setup);
+    static const int steps[8] = {1, 1, 1, 1, 1, 97, 7, 1};   /* every allocation, or a sample */
+    for (int op = 0; op < 8; op++) {
+        long refused = 0;
+        for (long fail_at = 0; fail_at < 100000; fail_at += steps[op]) {
+            qt_alloc_counts counts = {-1, 0, 0, 0};
+            qjit_context *ctx = counting_ctx(cache, &counts);
+            long before = counts.live;
+            counts.fail_after = fail_at;
+            qjit_status st = oom_op(op, ctx, &f);
+            counts.fail_after = -1;
+            ck_assert_msg(st == QJIT_OK || st == QJIT_OUT_OF_MEMORY, "op %d, allocation %ld refused: %s (%s)", op,
+                          fail_at, qjit_status_name(st), qjit_last_error(ctx));
+            ck_assert_msg(counts.live >= before, "op %d freed what it did not own", op);
+            qjit_status again = oom_op(op, ctx, &f);
+            ck_assert_msg(again == QJIT_OK, "op %d: after allocation %ld was refused the next call failed: %s (%s)",
+                          op, fail_at, qjit_status_name(again), qjit_last_error(ctx));
+            qjit_context_destroy(ctx);
+            ck_assert_msg(counts.live == 0, "op %d, allocation %ld refused: %ld blocks leaked", op, fail_at,
+                          counts.live);
+            ck_assert_int_eq(counts.size_mismatches, 0);
+            if (st == QJIT_OK)
+                break;
+            refused++;
+        }
+        printf("public call %d: %ld refused allocations, each reported, none leaked\n", op, refused);
     }
     qt_rmtree(cache);
     free(cache);
@@ -257,6 +359,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, status_strings_are_never_null);
     tcase_add_test(tc, context_options_are_checked);
     tcase_add_test(tc, failed_allocations_leave_the_context_usable);
+    tcase_add_test(tc, every_public_call_survives_failed_allocations);
     tcase_add_test(tc, unusable_cache_folders);
     tcase_add_test(tc, arch_nvrtc_cannot_target);
     tcase_add_test(tc, layer_sizes_are_checked);
