@@ -5,12 +5,14 @@
  * no temporary file is left, and every entry there loads with exactly the
  * content its key was stored with.
  *
+ * Also whole compiles (NVRTC, store, manifest, lock) killed at random.
  * QJIT_STRESS_ROUNDS sets the rounds (default 12, a short setting for CI;
  * a few hundred by hand). */
 #define _GNU_SOURCE
 #include "harness.h"
 #include "cache.h"
 #include "context.h"
+#include "qjit.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -176,12 +178,68 @@ START_TEST(writers_and_evictors_race)
 }
 END_TEST
 
+/* Whole compiles killed at random: processes compiling variants (NVRTC,
+ * store, manifest, the per-entry lock) into one folder, SIGKILLed at random
+ * moments. Afterwards every variant compiles or loads, verify is clean and
+ * nothing of the dead is left once one more write has run. */
+START_TEST(compiles_killed_at_random)
+{
+    char *dir = qt_tempdir("kcomp");
+    qt_rng r = qt_rng_make(88);
+    const long n = rounds() / 4 + 1;
+    char keys[8][128];
+    for (int k = 0; k < 8; k++)
+        snprintf(keys[k], sizeof keys[k], "scheme=w4a8-lqq;g=128;tile=16x64x128;warps=1x4;stages=%d;split=%d;epi=i32",
+                 2 + k % 4, 1 + k / 4);
+    long kills = 0;
+    for (long round = 0; round < n; round++) {
+        pid_t pids[4];
+        for (int p = 0; p < 4; p++) {
+            pids[p] = fork();
+            ck_assert_int_ge(pids[p], 0);
+            if (pids[p] == 0) {
+                qjit_context *c = qt_plain_context(dir);
+                qt_rng cr = qt_rng_make((uint64_t)(round * 4 + p + 1));
+                for (;;) {
+                    if (!c || qjit_compile(c, keys[qt_next(&cr) % 8], NULL, NULL) != QJIT_OK)
+                        _exit(3);
+                    if (qt_next(&cr) % 3 == 0)
+                        qjit_cache_clear(c, NULL);          /* so that compiles go on */
+                }
+            }
+        }
+        struct timespec nap = {0, (long)(50 + qt_next(&r) % 400) * 1000000L};
+        nanosleep(&nap, NULL);
+        for (int p = 0; p < 4; p++) {
+            int status = 0;
+            kill(pids[p], SIGKILL);
+            ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
+            ck_assert_msg(WIFSIGNALED(status), "compiler %d ended on its own (status %d)", p, status);
+            kills++;
+        }
+    }
+    qjit_context *c = qt_plain_context(dir);
+    ck_assert_ptr_nonnull(c);
+    for (int k = 0; k < 8; k++)
+        ck_assert_msg(qjit_compile(c, keys[k], NULL, NULL) == QJIT_OK, "%s: %s", keys[k], qjit_last_error(c));
+    size_t bad = 99;
+    ck_assert_int_eq(qjit_cache_list(c, NULL, NULL, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_int_eq(temp_files(dir), 0);
+    qjit_context_destroy(c);
+    printf("killed %ld compiling processes in %ld rounds: every variant compiles or loads, verify clean\n", kills, n);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("stress");
     TCase *tc = tcase_create("cache");
     tcase_add_test(tc, writers_killed_at_random);
     tcase_add_test(tc, writers_and_evictors_race);
+    tcase_add_test(tc, compiles_killed_at_random);
     tcase_set_timeout(tc, 600);
     qt_add(s, tc, 0);
     return s;
