@@ -396,8 +396,11 @@ typedef struct piece {
  * temporary file is removed on every failure path. */
 static void reap_stale_temps(qjit_context *ctx, const char *dir, int dfd);
 
+/* Writes dir/name from pieces through a temporary file and a rename. With
+ * reap (entry writes), then removes the temporary files writers killed
+ * between creating theirs and the rename left behind. */
 static qjit_status atomic_write(qjit_context *ctx, const char *dir, const char *name,
-                                const piece *pieces, int count, const char *what)
+                                const piece *pieces, int count, const char *what, int reap)
 {
     char eb[128], tmp[NAME_MAX_LEN + 64], hex[17];
     int dfd = -1, fd = -1;
@@ -451,9 +454,8 @@ static qjit_status atomic_write(qjit_context *ctx, const char *dir, const char *
         goto remove_tmp;
     }
     (void)fsync(dfd);           /* best effort: not every file system allows it */
-    /* Writers killed between creating their temporary file and the rename
-     * left it behind: the next write takes them away. */
-    reap_stale_temps(ctx, dir, dfd);
+    if (reap)
+        reap_stale_temps(ctx, dir, dfd);
     goto close_dir;
 
 remove_tmp:
@@ -500,7 +502,7 @@ qjit_status qjit__cache_store(qjit_context *ctx, const char *dir, const char *na
 
     piece pieces[4] = {{header, sizeof header}, {key, key_len}, {meta, meta_len},
                        {payload, payload_bytes}};
-    return atomic_write(ctx, dir, name, pieces, 4, "cache entry");
+    return atomic_write(ctx, dir, name, pieces, 4, "cache entry", 1);
 }
 
 static void *alloc_bytes(qjit_context *ctx, size_t n) { return qjit__alloc(ctx, n ? n : 1); }
@@ -726,7 +728,7 @@ qjit_status qjit__cache_write_text(qjit_context *ctx, const char *dir, const cha
     if (!text)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "cache file %s: text is NULL", name);
     piece p = {text, strlen(text)};
-    return atomic_write(ctx, dir, name, &p, 1, "cache file");
+    return atomic_write(ctx, dir, name, &p, 1, "cache file", 0);
 }
 
 qjit_status qjit__cache_read_text(qjit_context *ctx, const char *dir, const char *name, char **text)
@@ -1125,7 +1127,7 @@ qjit_status qjit__cache_list(qjit_context *ctx, const char *dir, qjit__cache_vis
             snprintf(problem, sizeof problem, "a temporary file its writer left when it died (the next compile or "
                      "`qjit cache clear` removes it)");
             es = QJIT_CACHE_CORRUPT;
-        } else if (!strcmp(it.v[i].name + strlen(it.v[i].name) - 4, ".qjm") && it.v[i].name[0] != '.') {
+        } else if (ends_with(it.v[i].name, ".qjm") && it.v[i].name[0] != '.') {
             /* A manifest: listed only when something is wrong with it. */
             int fd;
             struct stat st;

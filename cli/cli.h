@@ -18,11 +18,10 @@ int cli_fail(qjit_context *ctx, qjit_status st, const char *what);
  * thread) and its compile target, even when QJIT_ARCH names one. */
 qjit_status cli_gpu(qjit_context *ctx, char arch[16]);
 /* Compile variants into the cache, one printed row each (after the header):
- * one key, or every line of `list` (split in place; *count += keys, *failed +=
- * the keys that failed). Return
- * 0, or 1 if any failed (the failure is printed). */
+ * one key, or every line of `list` (split in place; *count += keys). Each
+ * failure is printed and counted in *failed; return 0, or 1 if any failed. */
 void cli_compile_header(void);
-int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, double *total);
+int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, int *failed, double *total);
 int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, int *failed, double *total);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

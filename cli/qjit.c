@@ -64,12 +64,14 @@ void cli_compile_header(void)
     printf("%-8s %9s %9s  %s\n", "result", "gen s", "total s", "variant");
 }
 
-int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, double *total)
+int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, int *failed, double *total)
 {
     qjit_compile_info info;
     qjit_status st = qjit_compile(ctx, key, arch, &info);
-    if (st)
+    if (st) {
+        ++*failed;
         return cli_fail(ctx, st, key);
+    }
     *total += info.total_seconds;
     printf("%-8s %9.3f %9.3f  %s\n", info.from_cache ? "cached" : info.healed ? "healed" : "compiled",
            info.generate_seconds, info.total_seconds, key);
@@ -84,9 +86,7 @@ int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *coun
         if (eol)
             *eol = '\0';
         if (*p) {
-            int bad = cli_compile_one(ctx, p, arch, total);
-            rc |= bad;
-            *failed += bad != 0;
+            rc |= cli_compile_one(ctx, p, arch, failed, total);
             (*count)++;
         }
         p = eol ? eol + 1 : NULL;
@@ -187,11 +187,8 @@ static int cmd_compile(int argc, char **argv)
     cli_compile_header();
     int rc = 0, count = nkeys, failed = 0;
     double total = 0;
-    for (int i = 0; i < nkeys; i++) {
-        int bad = cli_compile_one(ctx, keys[i], arch, &total);
-        rc |= bad;
-        failed += bad != 0;
-    }
+    for (int i = 0; i < nkeys; i++)
+        rc |= cli_compile_one(ctx, keys[i], arch, &failed, &total);
     char *list = NULL;
     if (defaults) {
         int more = 0;

@@ -258,6 +258,23 @@ static void evict_if_bounded(qjit_context *ctx)
 
 #define MAX_TEMPLATES 64
 
+/* Loads entry info->entry of key text keytext and its kernel facts; on
+ * success marks the compile a cache hit and refreshes the entry's age. On
+ * failure *entry is released and the status says why (QJIT_NOT_FOUND,
+ * QJIT_CACHE_CORRUPT, ...). */
+static qjit_status load_hit(qjit_context *ctx, const char *keytext, qjit_compile_info *info, qjit__cache_entry *entry,
+                            qjit__kernel_facts *facts)
+{
+    qjit_status st = qjit__cache_load(ctx, ctx->cache_dir, info->entry, keytext, entry);
+    if (st == QJIT_OK && (st = qjit__facts_parse(ctx, entry->meta, facts)) == QJIT_OK) {
+        info->from_cache = 1;
+        qjit__cache_touch(ctx, ctx->cache_dir, info->entry);
+        return QJIT_OK;
+    }
+    qjit__cache_entry_release(ctx, entry);
+    return st;
+}
+
 qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *arch_in, qjit_compile_info *info,
                                qjit__kernel_facts *facts_out, void **cubin_out, size_t *cubin_bytes_out)
 {
@@ -314,18 +331,15 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
         keytext = n ? full_key_text(ctx, base, names, n) : NULL;
         if (keytext) {
             qjit__cache_entry_name(keytext, info->entry);
-            st = qjit__cache_load(ctx, ctx->cache_dir, info->entry, keytext, &entry);
-            if (st == QJIT_OK && (st = qjit__facts_parse(ctx, entry.meta, &facts)) == QJIT_OK) {
-                info->from_cache = 1;
-                /* Least recently used goes first: a hit refreshes the entry
-                 * and the manifest that finds it (else the most used
-                 * variants lost their manifests first and were recompiled,
-                 * their old entries left unreachable). */
-                qjit__cache_touch(ctx, ctx->cache_dir, info->entry);
+            st = load_hit(ctx, keytext, info, &entry, &facts);
+            if (st == QJIT_OK) {
+                /* Least recently used goes first: a hit refreshes the
+                 * manifest that found it too (else the most used variants
+                 * lost their manifests first and were recompiled, their old
+                 * entries left unreachable). */
                 qjit__cache_touch(ctx, ctx->cache_dir, manifest_name);
                 goto done;
             }
-            qjit__cache_entry_release(ctx, &entry);
             if (st == QJIT_CACHE_CORRUPT) {
                 qjit__log(ctx, "%s", qjit_last_error(ctx));
                 info->healed = 1;
@@ -358,16 +372,9 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
     /* One compile per entry across processes (ranks of one engine start
      * together): whoever gets the lock compiles, the others then load. */
     lock = qjit__cache_lock(ctx, ctx->cache_dir, info->entry);
-    if (lock >= 0) {
-        st = qjit__cache_load(ctx, ctx->cache_dir, info->entry, keytext, &entry);
-        if (st == QJIT_OK && (st = qjit__facts_parse(ctx, entry.meta, &facts)) == QJIT_OK) {
-            info->from_cache = 1;
-            qjit__cache_touch(ctx, ctx->cache_dir, info->entry);
-            goto write_manifest;
-        }
-        qjit__cache_entry_release(ctx, &entry);
-        st = QJIT_OK;
-    }
+    if (lock >= 0 && load_hit(ctx, keytext, info, &entry, &facts) == QJIT_OK)
+        goto write_manifest;
+    st = QJIT_OK;
     double tc = qjit__now();
     if ((st = qjit__nvrtc_compile(ctx, gen.source, "qjit_kernel.cu", arch, ctx->line_info, &cubin, &cubin_bytes))) {
         qjit__error_append(ctx, "\nvariant: %s", canon);

@@ -72,7 +72,7 @@ static qjit_status read_dim(qjit__rec *d, int i, void *ud)
     return QJIT_OK;
 }
 
-static const struct { const char *name; qjit__slot_kind kind; } SLOT_KINDS[] = {
+static const struct { char name[8]; qjit__slot_kind kind; } SLOT_KINDS[] = {
     {"w", QJIT__SLOT_WEIGHTS}, {"ws", QJIT__SLOT_WORKSPACE}, {"count", QJIT__SLOT_COUNT},
     {"map", QJIT__SLOT_MAP},   {"x", QJIT__SLOT_X},          {"y", QJIT__SLOT_Y},
     {"m", QJIT__SLOT_M},       {"n", QJIT__SLOT_N},          {"k", QJIT__SLOT_K},
@@ -101,10 +101,8 @@ static qjit_status read_slot(qjit__rec *s, int i, void *ud)
         (st = qjit__rec_str(s, "kind", &kind, NULL)) || (st = qjit__rec_str(s, "ref", &ref, NULL)) ||
         (st = qjit__rec_int_or(s, "optional", 0, 1, 0, &optional)))
         return st;
-    size_t k = 0;
-    while (k < sizeof SLOT_KINDS / sizeof SLOT_KINDS[0] && strcmp(SLOT_KINDS[k].name, kind))
-        k++;
-    if (k == sizeof SLOT_KINDS / sizeof SLOT_KINDS[0])
+    int k = find_name(kind, SLOT_KINDS, sizeof SLOT_KINDS[0], (int)(sizeof SLOT_KINDS / sizeof SLOT_KINDS[0]));
+    if (k < 0)
         return qjit__rec_fail(s, "slot %s has unknown kind '%s'", slot->name, kind);
     slot->kind = SLOT_KINDS[k].kind;
     slot->ref = 0;
@@ -169,7 +167,7 @@ static qjit_status read_ws(qjit__rec *s, int i, void *ud)
     return QJIT_OK;
 }
 
-static const struct { const char *name; qjit__map_type type; } MAP_TYPES[] = {
+static const struct { char name[8]; qjit__map_type type; } MAP_TYPES[] = {
     {"u8", QJIT__MAP_U8}, {"u32", QJIT__MAP_U32}, {"u64", QJIT__MAP_U64},
 };
 
@@ -191,10 +189,8 @@ static qjit_status read_map(qjit__rec *s, int i, void *ud)
         (st = qjit__rec_int(s, "box_cols", 1, 256, &bc)) || (st = qjit__rec_int(s, "box_rows", 1, 256, &br)) ||
         (st = qjit__rec_int(s, "swizzle", 0, 128, &swizzle)))
         return st;
-    size_t t = 0;
-    while (t < sizeof MAP_TYPES / sizeof MAP_TYPES[0] && strcmp(MAP_TYPES[t].name, type))
-        t++;
-    if (t == sizeof MAP_TYPES / sizeof MAP_TYPES[0])
+    int t = find_name(type, MAP_TYPES, sizeof MAP_TYPES[0], (int)(sizeof MAP_TYPES / sizeof MAP_TYPES[0]));
+    if (t < 0)
         return qjit__rec_fail(s, "map %s has element type '%s' (u8, u32 or u64)", m->name, type);
     m->type = MAP_TYPES[t].type;
     m->workspace = !strcmp(source, "ws");

@@ -392,21 +392,16 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
  * scheme has one, in [0, 15]; else the outputs would be NaN or garbage. */
 static qjit_status check_values(qjit_context *ctx, const qjit__weights_view *v)
 {
-    const qjit__scheme *s = v->scheme;
-    const uint8_t *scale = qjit__view_section(v, s->scale_section);
-    const uint8_t *zero = s->zero_section >= 0 && v->sections[s->zero_section].bytes
-                              ? qjit__view_section(v, s->zero_section) : NULL;
     for (int64_t n = 0; n < v->N; n++) {
-        float f = qjit__load_f32(scale + 4 * n);
-        if (!isfinite(f) || !(f > 0.0f))
+        float scale;
+        int32_t zero;
+        qjit__channel(v, n, &scale, &zero);
+        if (!isfinite(scale) || !(scale > 0.0f))
             return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: output channel %lld has scale %g "
-                               "(must be finite and positive)", s->name, (long long)n, (double)f);
-        if (zero) {
-            int32_t z = (int32_t)qjit__load_u32(zero + 4 * n);
-            if (z < 0 || z > 15)
-                return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: output channel %lld has zero "
-                                   "point %d (must be in [0, 15])", s->name, (long long)n, z);
-        }
+                               "(must be finite and positive)", v->scheme->name, (long long)n, (double)scale);
+        if (zero < 0 || zero > 15)
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: output channel %lld has zero "
+                               "point %d (must be in [0, 15])", v->scheme->name, (long long)n, zero);
     }
     return QJIT_OK;
 }

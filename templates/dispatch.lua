@@ -117,6 +117,7 @@ D.BUCKETS = {
 --   at split 2; 4096x4096: 19.2 vs 19.0).
 --   M <= 128: the 4-bit choices, but one CTA per SM and a 6-stage ring
 --   whenever one wave fills 60 % of the SMs (10240x8192: 50.4 vs 60.9).
+--   M > 128: the 4-bit table's buckets, not tuned for 8-bit weights yet.
 local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 64 }
 D.BUCKETS_W8 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
@@ -133,9 +134,7 @@ D.BUCKETS_W8 = {
                split = 2 } } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
-  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
-    alts = { wgmma_128(1) } },
+  D.BUCKETS[6], D.BUCKETS[7],             -- M > 128: the 4-bit choices
 }
 
 -- The bucket table for a scheme's weights.

@@ -35,6 +35,7 @@ function P.check(f, arch)
                       .. "accumulators (max 160)", f.tile, stages, regs))
   end
   local out_bytes = (f.epi == "i32") and 4 or 2
+  local ctas_at_128 = 65536 // (32 * wn * 128)   -- CTAs per SM at 128 registers per thread
   local p = {
     name = "qjit_gemm_decode_" .. f.scheme:gsub("-", "_"),
     threads = 32 * wn, smem = 0, red_words = bm * bn,
@@ -54,7 +55,7 @@ function P.check(f, arch)
     -- allow (it fits them without spilling; 8192x8192 at M = 16: 32.1 ->
     -- 26.9 us). Not for 512 threads, where one CTA is all there is and the
     -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
-    min_blocks = (L.fold and 65536 // (32 * wn * 128) >= 2) and 65536 // (32 * wn * 128) or 0,
+    min_blocks = (L.fold and ctas_at_128 >= 2) and ctas_at_128 or 0,
   }
   return G.scheme_facts(p, L, g), L
 end

@@ -9,38 +9,18 @@
  * carry between bytes, and XOR 0x80 makes them INT8 -- the subtraction
  * costs nothing over w4a8-lqq's IMAD + LOP3. */
 
-/* A lane's group parameters: row g's and row g+8's s1 and multiply-add
- * addend. */
-struct wparams { u32 s_lo, c_lo, s_hi, c_hi; };
+{{ render("schemes/dequant_madd.cu") }}
 
-/* From the lane's parameter word { s1_lo, zs_lo, s1_hi, zs_hi }. */
+/* From the lane's parameter word { s1_lo, zs_lo, s1_hi, zs_hi }: the
+ * multiplier s1 and the addend c = (128 - z s1) mod 256 of each row. */
 static __device__ __forceinline__ wparams wparams_from(u32 p)
 {
     wparams r;
     r.s_lo = p & 0xFFu;
-    r.c_lo = ((128u - (p >> 8)) & 0xFFu) * 0x01010101u;
+    r.a_lo = ((128u - (p >> 8)) & 0xFFu) * 0x01010101u;
     r.s_hi = (p >> 16) & 0xFFu;
-    r.c_hi = ((128u - (p >> 24)) & 0xFFu) * 0x01010101u;
+    r.a_hi = ((128u - (p >> 24)) & 0xFFu) * 0x01010101u;
     return r;
-}
-
-static __device__ __forceinline__ u32 qoq_dequant4(u32 q4x4, u32 s, u32 c)
-{
-    return (q4x4 * s + c) ^ 0x80808080u;
-}
-
-static __device__ __forceinline__ void qoq_dequant_word(u32 w, const wparams &p, u32 &row_lo, u32 &row_hi)
-{
-    row_lo = qoq_dequant4(w & 0x0F0F0F0Fu, p.s_lo, p.c_lo);
-    row_hi = qoq_dequant4((w >> 4) & 0x0F0F0F0Fu, p.s_hi, p.c_hi);
-}
-
-static __device__ __forceinline__ void dequant(const uint4 (&w)[W_VECS], const wparams &p, u32 (&a)[2][4])
-{
-    qoq_dequant_word(w[0].x, p, a[0][0], a[0][1]);
-    qoq_dequant_word(w[0].y, p, a[0][2], a[0][3]);
-    qoq_dequant_word(w[0].z, p, a[1][0], a[1][1]);
-    qoq_dequant_word(w[0].w, p, a[1][2], a[1][3]);
 }
 {{ render("schemes/epi_scaled.cu") }}
 //% else
