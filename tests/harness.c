@@ -118,11 +118,20 @@ struct qjit_context *qt_bare_context(void)
 
 struct qjit_context *qt_plain_context(const char *cache)
 {
+    return qt_counting_context(cache, "sm_90a", NULL);
+}
+
+struct qjit_context *qt_counting_context(const char *cache, const char *arch, qt_alloc_counts *counts)
+{
     qjit_context_options o;
     qjit_context_options_init(&o);
-    o.arch = "sm_90a";
+    o.arch = arch;
     o.cache_dir = cache;
     o.template_path = "";
+    if (counts) {
+        o.host_realloc = qt_counting_realloc;
+        o.host_ud = counts;
+    }
     qjit_context *ctx = NULL;
     return qjit_context_create(&o, &ctx) == QJIT_OK ? ctx : NULL;
 }

@@ -85,6 +85,10 @@ typedef struct qt_alloc_counts {
     long size_mismatches;        /* frees or resizes given another size than the block's */
 } qt_alloc_counts;
 void *qt_counting_realloc(void *ud, void *ptr, size_t old_size, size_t new_size);
+/* A context on cache (built-in templates only; arch NULL: the GPU's) that
+ * allocates through qt_counting_realloc with the counters counts (NULL:
+ * through malloc), or NULL if it cannot be created. */
+struct qjit_context *qt_counting_context(const char *cache, const char *arch, qt_alloc_counts *counts);
 /* Makes ctx allocate through qt_counting_realloc with the counters c. */
 void qt_use_counting_alloc(struct qjit_context *ctx, qt_alloc_counts *c);
 

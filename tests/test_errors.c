@@ -65,15 +65,8 @@ static qjit_context *make_ctx(const char *cache)
 /* A context on cache that allocates through the counting allocator. */
 static qjit_context *counting_ctx(const char *cache, qt_alloc_counts *counts)
 {
-    qjit_context_options o;
-    qjit_context_options_init(&o);
-    o.arch = "sm_90a";
-    o.cache_dir = cache;
-    o.template_path = "";
-    o.host_realloc = qt_counting_realloc;
-    o.host_ud = counts;
-    qjit_context *ctx = NULL;
-    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    qjit_context *ctx = qt_counting_context(cache, "sm_90a", counts);
+    ck_assert_ptr_nonnull(ctx);
     return ctx;
 }
 

@@ -569,6 +569,125 @@ START_TEST(bad_forward_input_changes_nothing)
 }
 END_TEST
 
+/* Every host allocation of qjit_linear_create, and of the first forward at
+ * a size (which loads its bucket's kernels from the cache), may fail: the
+ * call says QJIT_OUT_OF_MEMORY (or needed nothing more and succeeded),
+ * leaves *out NULL, leaks nothing, and the same call then succeeds on the
+ * same context with the output of an undisturbed layer, bit for bit. One
+ * scheme per row of the spec, a per-channel one with its row sums among
+ * them. Every allocation of a forward is refused in turn; those of create
+ * (thousands, most in the Lua plan) at a stride that visits ~200 points. */
+typedef struct oom_gpu {
+    fixture *f;
+    CUdeviceptr dX, dY;
+    int64_t M;
+} oom_gpu;
+
+/* op 0: create under faults; op 1: forward under faults. Returns the
+ * status of the call under faults; *calls: the allocations it asked for. */
+static qjit_status oom_gpu_round(oom_gpu *g, int op, long fail_at, const uint16_t *Yref, long *calls)
+{
+    fixture *f = g->f;
+    qt_alloc_counts counts = {-1, 0, 0, 0};
+    qjit_context *ctx = qt_counting_context(NULL, NULL, &counts);
+    ck_assert_ptr_nonnull(ctx);
+    qjit_linear *lin = (qjit_linear *)0x1;
+    qjit_status st;
+    if (op == 0) {
+        long before = counts.calls;
+        counts.fail_after = fail_at;
+        st = qjit_linear_create(ctx, f->blob, f->bytes, NULL, &lin);
+        counts.fail_after = -1;
+        *calls = counts.calls - before;
+        ck_assert_msg(st == QJIT_OK || st == QJIT_OUT_OF_MEMORY, "%s create, allocation %ld refused: %s (%s)",
+                      qjit_scheme_name(f->scheme), fail_at, qjit_status_name(st), qjit_last_error(ctx));
+        if (st) {
+            ck_assert_ptr_null(lin);
+            qjit_status again = qjit_linear_create(ctx, f->blob, f->bytes, NULL, &lin);
+            ck_assert_msg(again == QJIT_OK, "%s: create after allocation %ld was refused: %s (%s)",
+                          qjit_scheme_name(f->scheme), fail_at, qjit_status_name(again), qjit_last_error(ctx));
+        }
+    } else {
+        ck_assert_int_eq(qjit_linear_create(ctx, f->blob, f->bytes, NULL, &lin), QJIT_OK);
+        long before = counts.calls;
+        counts.fail_after = fail_at;
+        st = qjit_linear_forward(lin, g->M, (void *)g->dX, (void *)g->dY, NULL, 0, NULL);
+        counts.fail_after = -1;
+        *calls = counts.calls - before;
+        ck_assert_msg(st == QJIT_OK || st == QJIT_OUT_OF_MEMORY, "%s forward M=%lld, allocation %ld refused: %s (%s)",
+                      qjit_scheme_name(f->scheme), (long long)g->M, fail_at, qjit_status_name(st),
+                      qjit_last_error(ctx));
+    }
+    /* The layer now works and gives the undisturbed layer's output. */
+    size_t yn = (size_t)(g->M * f->N);
+    CU(f->d->MemsetD8(g->dY, 0xFF, yn * 2));
+    qjit_status again = qjit_linear_forward(lin, g->M, (void *)g->dX, (void *)g->dY, NULL, 0, NULL);
+    ck_assert_msg(again == QJIT_OK, "%s op %d: forward after allocation %ld was refused: %s (%s)",
+                  qjit_scheme_name(f->scheme), op, fail_at, qjit_status_name(again), qjit_last_error(ctx));
+    CU(f->d->CtxSynchronize());
+    uint16_t *Y = malloc(yn * 2);
+    CU(f->d->MemcpyDtoH(Y, g->dY, yn * 2));
+    ck_assert_msg(memcmp(Y, Yref, yn * 2) == 0, "%s op %d, allocation %ld refused: the output differs",
+                  qjit_scheme_name(f->scheme), op, fail_at);
+    free(Y);
+    qjit_linear_destroy(lin);
+    qjit_context_destroy(ctx);
+    ck_assert_msg(counts.live == 0, "%s op %d, allocation %ld refused: %ld blocks leaked",
+                  qjit_scheme_name(f->scheme), op, fail_at, counts.live);
+    ck_assert_int_eq(counts.size_mismatches, 0);
+    return st;
+}
+
+START_TEST(failed_allocations_in_create_and_forward)
+{
+    static const struct { qjit_scheme scheme; int group; int64_t M; } rows[] = {
+        {QJIT_SCHEME_W4A8_LQQ, 128, 4},
+        {QJIT_SCHEME_W4A8_QOQ, 0, 64},
+        {QJIT_SCHEME_W4A8_IS, 128, 300},
+        {QJIT_SCHEME_W8A8, 0, 16},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (!wanted(rows[i].scheme))
+            continue;
+        fixture f;      /* keeps the primary context and the cache entries warm */
+        setup_scheme(&f, rows[i].scheme, 512, 1024, rows[i].group, 90 + i, 0);
+        oom_gpu g = {&f, 0, 0, rows[i].M};
+        size_t xn = (size_t)(g.M * f.K), yn = (size_t)(g.M * f.N);
+        uint16_t *X = malloc(xn * 2), *Yref = malloc(yn * 2);
+        qt_rng r = qt_rng_make(95 + i);
+        for (size_t j = 0; j < xn; j++)
+            X[j] = qjit__float_to_half((float)qt_normal(&r));
+        CU(f.d->MemAlloc(&g.dX, xn * 2));
+        CU(f.d->MemAlloc(&g.dY, yn * 2));
+        CU(f.d->MemcpyHtoD(g.dX, X, xn * 2));
+        ck_assert_int_eq(qjit_linear_forward(f.lin, g.M, (void *)g.dX, (void *)g.dY, NULL, 0, NULL), QJIT_OK);
+        CU(f.d->CtxSynchronize());
+        CU(f.d->MemcpyDtoH(Yref, g.dY, yn * 2));
+        for (int op = 0; op < 2; op++) {
+            long total = 0, refused = 0, step = 1;
+            oom_gpu_round(&g, op, -1, Yref, &total);
+            if (op == 0 && total > 200)
+                step = total / 200 | 1;     /* odd, so the points fall on every phase */
+            for (long fail_at = 0; fail_at <= total; fail_at += step) {
+                long calls;
+                if (oom_gpu_round(&g, op, fail_at, Yref, &calls) == QJIT_OK)
+                    break;
+                refused++;
+            }
+            ck_assert_msg(refused > 0, "%s op %d refused no allocation (%ld asked)", qjit_scheme_name(f.scheme), op,
+                          total);
+            printf("%s %s: %ld allocations, %ld refused in turn (every %ld), each reported, none leaked\n",
+                   qjit_scheme_name(f.scheme), op ? "first forward" : "linear_create", total, refused, step);
+        }
+        f.d->MemFree(g.dX);
+        f.d->MemFree(g.dY);
+        free(X);
+        free(Yref);
+        teardown(&f);
+    }
+}
+END_TEST
+
 START_TEST(variant_for_another_arch_is_refused)
 {
     fixture f;
@@ -601,6 +720,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, forced_variant);
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
+    tcase_add_test(misc, failed_allocations_in_create_and_forward);
     TCase *all[] = {llama, odd, pipes_a, pipes_b, misc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
