@@ -116,6 +116,14 @@ struct qjit_context *qt_bare_context(void)
     return &ctx;
 }
 
+long qt_fault_stride(long fallback)
+{
+    const char *env = getenv("QJIT_FAULT_EVERY");
+    char *end = NULL;
+    long v = env && *env ? strtol(env, &end, 10) : 0;
+    return env && *env && end && !*end && v > 0 ? v : fallback;
+}
+
 struct qjit_context *qt_plain_context(const char *cache)
 {
     return qt_counting_context(cache, "sm_90a", NULL);

@@ -89,6 +89,10 @@ void *qt_counting_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
  * allocates through qt_counting_realloc with the counters counts (NULL:
  * through malloc), or NULL if it cannot be created. */
 struct qjit_context *qt_counting_context(const char *cache, const char *arch, qt_alloc_counts *counts);
+/* The stride of an out-of-memory test that refuses a sample of a call's
+ * allocations in turn: QJIT_FAULT_EVERY (a positive whole number; 1 refuses
+ * every allocation -- the long setting, by hand) or else `fallback`. */
+long qt_fault_stride(long fallback);
 /* Makes ctx allocate through qt_counting_realloc with the counters c. */
 void qt_use_counting_alloc(struct qjit_context *ctx, qt_alloc_counts *c);
 

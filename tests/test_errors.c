@@ -75,13 +75,14 @@ static qjit_context *counting_ctx(const char *cache, qt_alloc_counts *counts)
  * succeeds (an allocation failing inside the first canonicalize left Lua
  * with a half-made metatable, and every later call failed with
  * QJIT_TEMPLATE). Key canonicalization at every allocation, generation at
- * every 7th. */
+ * every 7th (QJIT_FAULT_EVERY=1: at every one). */
 START_TEST(failed_allocations_leave_the_context_usable)
 {
     char *cache = qt_tempdir("oom");
     for (int op = 0; op < 2; op++) {
         long tried = 0;
-        for (long fail_at = 0;; fail_at += op ? 7 : 1) {
+        const long step = op ? qt_fault_stride(7) : 1;
+        for (long fail_at = 0;; fail_at += step) {
             qt_alloc_counts counts = {-1, 0, 0, 0};
             qjit_context *ctx = counting_ctx(cache, &counts);
             char out[1024];
@@ -184,10 +185,11 @@ START_TEST(every_public_call_survives_failed_allocations)
     ck_assert_int_eq(qjit_reference_quantize_activations(setup, 4, 128, f.X, f.Xq, f.sx), QJIT_OK);
     ck_assert_int_eq(qjit_compile(setup, "g=64", "sm_90a", NULL), QJIT_OK);
     qjit_context_destroy(setup);
-    static const int steps[8] = {1, 1, 1, 1, 1, 97, 7, 1};   /* every allocation, or a sample */
+    static const int steps[8] = {1, 1, 1, 1, 1, 97, 7, 1};   /* every allocation, or a sample (QJIT_FAULT_EVERY) */
     for (int op = 0; op < 8; op++) {
         long refused = 0;
-        for (long fail_at = 0; fail_at < 100000; fail_at += steps[op]) {
+        const long step = steps[op] > 1 ? qt_fault_stride(steps[op]) : 1;
+        for (long fail_at = 0; fail_at < 100000; fail_at += step) {
             qt_alloc_counts counts = {-1, 0, 0, 0};
             qjit_context *ctx = counting_ctx(cache, &counts);
             long before = counts.live;

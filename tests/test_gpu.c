@@ -576,7 +576,8 @@ END_TEST
  * same context with the output of an undisturbed layer, bit for bit. One
  * scheme per row of the spec, a per-channel one with its row sums among
  * them. Every allocation of a forward is refused in turn; those of create
- * (thousands, most in the Lua plan) at a stride that visits ~200 points. */
+ * (thousands, most in the Lua plan) at a stride that visits ~200 points
+ * (QJIT_FAULT_EVERY=1: every one). */
 typedef struct oom_gpu {
     fixture *f;
     CUdeviceptr dX, dY;
@@ -666,8 +667,8 @@ START_TEST(failed_allocations_in_create_and_forward)
         for (int op = 0; op < 2; op++) {
             long total = 0, refused = 0, step = 1;
             oom_gpu_round(&g, op, -1, Yref, &total);
-            if (op == 0 && total > 200)
-                step = total / 200 | 1;     /* odd, so the points fall on every phase */
+            if (op == 0)
+                step = qt_fault_stride(total > 200 ? total / 200 | 1 : 1);   /* odd: the points fall on every phase */
             for (long fail_at = 0; fail_at <= total; fail_at += step) {
                 long calls;
                 if (oom_gpu_round(&g, op, fail_at, Yref, &calls) == QJIT_OK)
