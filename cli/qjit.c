@@ -102,6 +102,16 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* The value of the option at argv[*i] of a hand-parsed command: the next
+ * argument (and *i moves past it), or NULL after saying that it is missing. */
+static const char *option_value(const char *cmd, int argc, char **argv, int *i, const char *usage)
+{
+    if (*i + 1 < argc)
+        return argv[++*i];
+    fprintf(stderr, "qjit %s: %s needs a value\n%s", cmd, argv[*i], usage);
+    return NULL;
+}
+
 static int cmd_gen(int argc, char **argv)
 {
     static const char usage[] =
@@ -115,9 +125,10 @@ static int cmd_gen(int argc, char **argv)
     }
     const char *arch = NULL, *key = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-            arch = argv[++i];
-        else if (!key && argv[i][0] != '-')
+        if (!strcmp(argv[i], "--arch")) {
+            if (!(arch = option_value("gen", argc, argv, &i, usage)))
+                return 2;
+        } else if (!key && argv[i][0] != '-')
             key = argv[i];
         else {
             fprintf(stderr, "qjit gen: unexpected argument '%s'\n%s", argv[i], usage);
@@ -159,11 +170,18 @@ static int cmd_compile(int argc, char **argv)
     if (!keys)
         return 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-            arch = argv[++i];
-        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-            cache_dir = argv[++i];
-        else if (!strcmp(argv[i], "--defaults"))
+        const int is_arch = !strcmp(argv[i], "--arch");
+        if (is_arch || !strcmp(argv[i], "--cache-dir")) {
+            const char *v = option_value("compile", argc, argv, &i, usage);
+            if (!v) {
+                free(keys);
+                return 2;
+            }
+            if (is_arch)
+                arch = v;
+            else
+                cache_dir = v;
+        } else if (!strcmp(argv[i], "--defaults"))
             defaults = 1;
         else if (argv[i][0] != '-')
             keys[nkeys++] = argv[i];
@@ -242,9 +260,10 @@ static int cmd_cache(int argc, char **argv)
     }
     const char *cache_dir = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc)
-            cache_dir = argv[++i];
-        else {
+        if (!strcmp(argv[i], "--cache-dir")) {
+            if (!(cache_dir = option_value("cache", argc, argv, &i, usage)))
+                return 2;
+        } else {
             fprintf(stderr, "qjit cache: unexpected argument '%s'\n%s", argv[i], usage);
             return 2;
         }

@@ -26,6 +26,10 @@ expect 0 "qjit " -- version
 expect 1 "'banana' is not an architecture name" -- compile "g=64" --arch banana --cache-dir "$cache"
 expect 1 "1 of 2 variant(s) compiled or cached, 1 FAILED" -- compile "g=64;tile=1x1x1" "g=64" --arch sm_90a --cache-dir "$cache"
 expect 0 "0 entries" -- cache ls --cache-dir "$tmp/empty"
+expect 2 "qjit compile: --arch needs a value" -- compile "g=64" --arch
+expect 2 "qjit compile: --cache-dir needs a value" -- compile "g=64" --arch sm_90a --cache-dir
+expect 2 "qjit gen: --arch needs a value" -- gen "g=64" --arch
+expect 2 "qjit cache: --cache-dir needs a value" -- cache verify --cache-dir
 expect 2 "--n: 'abc' is not an integer" -- demo --n abc --cache-dir "$tmp/demo"
 expect 2 "--k: '0' must be at least 64" -- demo --k 0 --cache-dir "$tmp/demo"
 expect 2 "group 100 cannot be packed" -- demo --group 100 --cache-dir "$tmp/demo"
