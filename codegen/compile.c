@@ -95,13 +95,13 @@ qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const cha
         /* The error text is 8 KB and the variant key and the saved
          * source's path follow the log: keep the log's start. */
         const size_t keep = 4096;
+        const char *text = log ? log : "(no log)";
+        char cut[128] = "";
         if (log && log_size > keep)
-            st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%.*s\n... (the NVRTC log is cut "
-                             "here: %zu more bytes; compile the saved source to see them all)", nvrtcGetErrorString(r),
-                             joined, (int)keep, log, log_size - keep);
-        else
-            st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%s", nvrtcGetErrorString(r),
-                             joined, log ? log : "(no log)");
+            snprintf(cut, sizeof cut, "\n... (the NVRTC log is cut here: %zu more bytes; compile the saved source to "
+                     "see them all)", log_size - keep);
+        st = qjit__error(ctx, QJIT_COMPILE, "NVRTC failed (%s) with options: %s\n%.*s%s", nvrtcGetErrorString(r),
+                         joined, (int)(cut[0] ? keep : strlen(text)), text, cut);
         qjit__free(ctx, log, log_size + 1);
         goto done;
     }
