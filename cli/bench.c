@@ -283,7 +283,7 @@ static double int8_peak(bench *b)
     uint64_t seed = b->seed + 99;
     double tops = 0;
     size_t wsb = (size_t)32 << 20;
-    if (!b->blas || b->d->MemAlloc(&W, (size_t)n * n) || b->d->MemAlloc(&X, (size_t)n * n) ||
+    if (b->d->MemAlloc(&W, (size_t)n * n) || b->d->MemAlloc(&X, (size_t)n * n) ||
         b->d->MemAlloc(&Y, (size_t)n * n * 4) || b->d->MemAlloc(&ws, wsb) ||
         fill_device(b, W, (size_t)n * n, QB_INT8, &seed) || fill_device(b, X, (size_t)n * n, QB_INT8, &seed)) {
         fprintf(stderr, "qjit bench: the INT8 peak could not be measured (device memory)\n");
@@ -759,10 +759,13 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "qjit bench: device setup failed\n");
         return 1;
     }
-    b.int8_peak_tops = int8_peak(&b);
-    printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); cuBLAS INT8 peak %.0f TOPS (8192^3); "
-           "L2 flushed before every call; median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs,
-           b.int8_peak_tops, b.reps);
+    /* Without the peers (--no-peers) there is no cuBLAS to measure it with. */
+    b.int8_peak_tops = b.blas ? int8_peak(&b) : 0;
+    char peak[64] = "not measured (--no-peers)";
+    if (b.blas)
+        snprintf(peak, sizeof peak, "%.0f TOPS (8192^3)", b.int8_peak_tops);
+    printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); cuBLAS INT8 peak %s; "
+           "L2 flushed before every call; median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, peak, b.reps);
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
 
     point *pts = calloc((size_t)(nschemes * nshapes * nms * (1 + nvariants)), sizeof *pts);

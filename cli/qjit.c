@@ -28,12 +28,25 @@ static const char usage_main[] =
     "Each command takes --help. Environment: QJIT_CACHE_DIR, QJIT_TEMPLATE_PATH, QJIT_ARCH,\n"
     "QJIT_CACHE_MAX_MB, QJIT_LOG=1.\n";
 
+/* Without QJIT_LOG=1 the commands stay quiet but for ptxas's performance
+ * advisories on a variant they compile (a template edit that serialized the
+ * MMAs, say): those are warnings a user should see. */
+static void log_advisories(void *ud, const char *line)
+{
+    (void)ud;
+    if (!strncmp(line, "ptxas advisory", 14))
+        fprintf(stderr, "qjit: warning: %s\n", line);
+}
+
 qjit_context *cli_context(const char *arch, const char *cache_dir)
 {
     qjit_context_options o;
     qjit_context_options_init(&o);
     o.arch = arch;
     o.cache_dir = cache_dir;
+    const char *log_env = getenv("QJIT_LOG");
+    if (!log_env || strcmp(log_env, "1"))
+        o.log = log_advisories;
     qjit_context *ctx = NULL;
     qjit_status st = qjit_context_create(&o, &ctx);
     if (st) {

@@ -65,8 +65,42 @@ size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8],
     return n;
 }
 
+size_t qjit__nvrtc_advisories(qjit_context *ctx, const char *log, const char *variant)
+{
+    size_t count = 0;
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        static const char mark[] = "Potential Performance Loss";
+        const char *hit = memmem(line, len, mark, sizeof mark - 1);
+        if (hit && memmem(line, (size_t)(hit - line), "ptxas", 5)) {
+            /* "ptxas info    : (C7520) Potential ...": from the code on. */
+            const char *text = memmem(line, (size_t)(hit - line), ": ", 2);
+            text = text ? text + 2 : line;
+            count++;
+            qjit__log(ctx, "ptxas advisory for %s: %.*s", variant, (int)(line + len - text), text);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return count;
+}
+
+/* The program's log (qjit__alloc), or NULL if it is empty or memory ran out. */
+static char *program_log(qjit_context *ctx, nvrtcProgram prog, size_t *size)
+{
+    *size = 0;
+    if (nvrtcGetProgramLogSize(prog, size) != NVRTC_SUCCESS || *size <= 1)
+        return NULL;
+    char *log = qjit__alloc(ctx, *size + 1);
+    if (log) {
+        nvrtcGetProgramLog(prog, log);
+        log[*size] = '\0';
+    }
+    return log;
+}
+
 qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const char *name, const char *arch,
-                                int line_info, void **cubin, size_t *bytes)
+                                int line_info, const char *variant, void **cubin, size_t *bytes)
 {
     *cubin = NULL;
     *bytes = 0;
@@ -86,12 +120,7 @@ qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const cha
     r = nvrtcCompileProgram(prog, (int)argc, argv);
     if (r != NVRTC_SUCCESS) {
         size_t log_size = 0;
-        nvrtcGetProgramLogSize(prog, &log_size);
-        char *log = qjit__alloc(ctx, log_size + 1);
-        if (log) {
-            nvrtcGetProgramLog(prog, log);
-            log[log_size] = '\0';
-        }
+        char *log = program_log(ctx, prog, &log_size);
         /* The error text is 8 KB and the variant key and the saved
          * source's path follow the log: keep the log's start. */
         const size_t keep = 4096;
@@ -119,6 +148,12 @@ qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const cha
     nvrtcGetCUBIN(prog, bin);
     *cubin = bin;
     *bytes = n;
+    {
+        size_t log_size = 0;
+        char *log = program_log(ctx, prog, &log_size);
+        qjit__nvrtc_advisories(ctx, log, variant);
+        qjit__free(ctx, log, log_size + 1);
+    }
 done:
     nvrtcDestroyProgram(&prog);
     return st;

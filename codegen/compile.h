@@ -12,9 +12,15 @@ void qjit__nvrtc_version(char out[16]);
 qjit_status qjit__nvrtc_check_arch(qjit_context *ctx, const char *arch);
 /* The option list for arch as one string (part of the cache key) and as argv. */
 size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8], char *joined, size_t size);
-/* Compiles source; on success *cubin (qjit__alloc) and *bytes. On failure
- * QJIT_COMPILE with the NVRTC log in the error message. */
+/* Compiles source; on success *cubin (qjit__alloc) and *bytes, and each of
+ * ptxas's performance advisories in the log (qjit__nvrtc_advisories) logged
+ * for `variant`. On failure QJIT_COMPILE with the NVRTC log in the error
+ * message. */
 qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const char *name, const char *arch,
-                                int line_info, void **cubin, size_t *bytes);
+                                int line_info, const char *variant, void **cubin, size_t *bytes);
+/* The lines of an NVRTC log in which ptxas says it made the code slower
+ * ("Potential Performance Loss": e.g. every wgmma of a kernel serialized),
+ * each logged as "ptxas advisory for VARIANT: LINE"; returns their count. */
+size_t qjit__nvrtc_advisories(qjit_context *ctx, const char *log, const char *variant);
 
 #endif

@@ -376,7 +376,8 @@ qjit_status qjit__build_locked(qjit_context *ctx, const char *key, const char *a
         goto write_manifest;
     st = QJIT_OK;
     double tc = qjit__now();
-    if ((st = qjit__nvrtc_compile(ctx, gen.source, "qjit_kernel.cu", arch, ctx->line_info, &cubin, &cubin_bytes))) {
+    if ((st = qjit__nvrtc_compile(ctx, gen.source, "qjit_kernel.cu", arch, ctx->line_info, canon, &cubin,
+                                  &cubin_bytes))) {
         qjit__error_append(ctx, "\nvariant: %s", canon);
         save_failed_source(ctx, info->entry, gen.source);
         goto done;

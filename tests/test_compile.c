@@ -2,13 +2,15 @@
  * every default variant for every arch; the disk cache serves hits, heals
  * corrupt entries, follows template edits, survives concurrent writers and
  * refuses folders other users can write; template and NVRTC errors are
- * reported with where to look. */
+ * reported with where to look; ptxas's performance advisories (every wgmma
+ * of a kernel serialized) are logged, and no default variant has one. */
 #define _GNU_SOURCE
 #include "harness.h"
 #include "qjit.h"
 #include "context.h"
 #include "core.h"
 #include "generate.h"
+#include "compile.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,6 +29,35 @@ static qjit_context *make_ctx(const char *cache, const char *templates, const ch
     o.arch = arch;
     o.cache_dir = cache;
     o.template_path = templates ? templates : "";
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    return ctx;
+}
+
+/* What a context's log said about ptxas's performance advisories. */
+typedef struct advisories {
+    int count;
+    char first[1024];
+} advisories;
+
+static void count_advisories(void *ud, const char *line)
+{
+    advisories *a = ud;
+    if (strncmp(line, "ptxas advisory for ", 19))
+        return;
+    if (!a->count++)
+        snprintf(a->first, sizeof a->first, "%s", line);
+}
+
+static qjit_context *make_logged_ctx(const char *cache, const char *templates, const char *arch, advisories *a)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = arch;
+    o.cache_dir = cache;
+    o.template_path = templates ? templates : "";
+    o.log = count_advisories;
+    o.log_ud = a;
     qjit_context *ctx = NULL;
     ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
     return ctx;
@@ -73,7 +104,8 @@ START_TEST(default_set_compiles_for_every_arch)
     static const char *archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
     const char *arch = archs[_i];
     char *dir = qt_tempdir("arch");
-    qjit_context *ctx = make_ctx(dir, NULL, arch);
+    advisories adv = {0};
+    qjit_context *ctx = make_logged_ctx(dir, NULL, arch, &adv);
     char *list = NULL;
     ck_assert_int_eq(qjit_default_variants(ctx, arch, &list), QJIT_OK);
     double times[256];
@@ -106,6 +138,9 @@ START_TEST(default_set_compiles_for_every_arch)
         compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=0;tile=64x256x128;warps=1x8;stages=4;split=1", &info);
     }
     ck_assert_int_ge(n, 8);
+    /* ptxas made none of them slower than written (such a kernel runs, and
+     * is exact, at a fraction of its speed: only this log tells). */
+    ck_assert_msg(adv.count == 0, "%d ptxas performance advisories, the first: %s", adv.count, adv.first);
     qsort(times, (size_t)n, sizeof times[0], cmp_double);
     printf("%s: %d GEMM variants, NVRTC compile median %.3f s (min %.3f, max %.3f)\n", arch, n, times[n / 2],
            times[0], times[n - 1]);
@@ -300,6 +335,70 @@ START_TEST(edited_template_is_used_without_rebuild)
     ck_assert_int_eq(qjit_generate(ctx, KEY, &src, &len), QJIT_OK);
     ck_assert_ptr_nonnull(strstr(src, "an edit by a researcher"));
     qjit_free(ctx, src);
+    finish(ctx, tpl, cache);
+}
+END_TEST
+
+/* ptxas's performance advisories reach the log, named by variant: the lines
+ * of a log that carry one are found (and only those), and a template edit
+ * that lets the compiler sink QoQ's per-channel dequantization (masks of the
+ * loaded words) past the wgmma fence -- the pin of lib/wgmma_tile.cu taken
+ * out -- is reported as serialized by ptxas 13.0, while the built-in
+ * template compiles clean. */
+START_TEST(performance_advisories_are_logged)
+{
+    char *cache = qt_tempdir("adv");
+    advisories a = {0};
+    qjit_context *plain = make_logged_ctx(cache, NULL, "sm_90a", &a);
+    static const char log[] =
+        "k.cu(31): warning #177-D: function \"cp_async16\" was declared but never referenced\n"
+        "Remark: Potential Performance Loss is not a ptxas line here\n"
+        "ptxas info    : Used 62 registers, used 1 barriers, 1024 bytes smem\n"
+        "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized\n"
+        "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized";
+    ck_assert_uint_eq(qjit__nvrtc_advisories(plain, log, "KEY"), 2);
+    ck_assert_int_eq(a.count, 2);
+    ck_assert_str_eq(a.first, "ptxas advisory for KEY: (C7520) Potential Performance Loss: wgmma.mma_async "
+                              "instructions are serialized");
+    ck_assert_uint_eq(qjit__nvrtc_advisories(plain, "", "KEY"), 0);
+    ck_assert_uint_eq(qjit__nvrtc_advisories(plain, NULL, "KEY"), 0);
+    qjit_context_destroy(plain);
+
+    static const char key[] = "scheme=w4a8-qoq;g=0;pipe=tma;tile=64x128x128;warps=1x8;stages=4;split=4";
+    char *tpl = qt_tempdir("advtpl");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lib", tpl);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/lib/wgmma_tile.cu", QJIT_SOURCE_TEMPLATES);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char *text = calloc(1, 1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *pin = strstr(text, "reg_pin(a[i][r / 4][r % 4]);");
+    ck_assert_ptr_nonnull(pin);
+    memcpy(pin, "(void)0;", 8);
+    memmove(pin + 8, pin + 28, strlen(pin + 28) + 1);
+    snprintf(path, sizeof path, "%s/lib/wgmma_tile.cu", tpl);
+    f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+
+    advisories edited = {0}, builtin = {0};
+    qjit_context *ctx = make_logged_ctx(cache, tpl, "sm_90a", &edited);
+    qjit_compile_info info;
+    compile_ok(ctx, key, &info);
+    ck_assert_int_eq(info.from_cache, 0);
+    ck_assert_int_ge(edited.count, 1);
+    ck_assert_ptr_nonnull(strstr(edited.first, "scheme=w4a8-qoq"));
+    ck_assert_ptr_nonnull(strstr(edited.first, "serialized"));
+    qjit_context_destroy(ctx);
+    ctx = make_logged_ctx(cache, NULL, "sm_90a", &builtin);
+    compile_ok(ctx, key, &info);
+    ck_assert_int_eq(info.from_cache, 0);
+    ck_assert_int_eq(builtin.count, 0);
     finish(ctx, tpl, cache);
 }
 END_TEST
@@ -640,6 +739,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, entry_out_of_miss_and_hit_is_releasable);
     tcase_add_test(tc, corrupt_entry_is_healed);
     tcase_add_test(tc, edited_template_is_used_without_rebuild);
+    tcase_add_test(tc, performance_advisories_are_logged);
     tcase_add_test(tc, template_error_names_file_and_line);
     tcase_add_test(tc, nvrtc_error_keeps_the_source);
     tcase_add_test(tc, long_nvrtc_log_keeps_key_and_path);

@@ -14,6 +14,11 @@ template <int N> static __device__ __forceinline__ void wgmma_wait()
 /* Keeps the compiler from moving accesses to an accumulator across the
  * asynchronous MMAs that write it. */
 static __device__ __forceinline__ void reg_fence(int &r) { asm volatile("" : "+r"(r) :: "memory"); }
+/* Keeps a register's definition ahead of the next asm statement (the
+ * wgmma_fence, the MMAs): where the compiler sinks a cheap definition (a
+ * zeroing, a mask of a loaded word) between a wgmma_fence and the MMAs that
+ * read it, ptxas serializes every wgmma of the kernel (C7515, C7520). */
+template <typename T> static __device__ __forceinline__ void reg_pin(T &r) { asm volatile("" : "+r"(r)); }
 
 //% -- Two forms: SCALE_D a template constant, or (_sd) a run-time value.
 //% for _, form in ipairs({ { suffix = "", head = "template <int SCALE_D = 1>\n", param = "", arg = '"n"(SCALE_D)' },

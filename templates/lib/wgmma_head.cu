@@ -24,6 +24,16 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
+//% -- Pinned where ptxas otherwise serialized every wgmma (C7515: the
+//% -- cp.async pipe without per-tile group parameters); elsewhere the
+//% -- kernels do not serialize and a pin would only move registers.
+//% if p.tma == 0 and p.gparams_tiled == 0 then
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            reg_pin(acc[i][j]);
+//% end
 //% if p.fold2 == 1 then
     /* Two sets of group sums taken in turn (the wgmmas' accumulators), each
      * added to acc times its group's integer scales while the next group's

@@ -47,6 +47,13 @@
                 const wparams pr = {};
 //% end
                 dequant(w[i], pr, a[i]);
+//% -- A dequantization without parameters (masks of the loaded words)
+//% -- is sunk past the wgmma_fence unless pinned (C7520).
+//% if p.a_is_loaded == 0 and p.gparams_tiled == 0 and p.gparams_channel == 0 then
+#pragma unroll
+                for (int r = 0; r < 8; ++r)
+                    reg_pin(a[i][r / 4][r % 4]);
+//% end
 //% if p.fold2 == 1 then
                 if (fresh)
                     prs[set][i] = pr;
