@@ -79,16 +79,33 @@ local function narrow(max_m)
   return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x64x128", warps = "1x4",
            stages = 8, split = "auto", per_sm = 1, reduce = "cluster" }
 end
+-- The few-token buckets past the decode pipe and the 4096-wide layers,
+-- swept for the scheme whose per-group rescale (w4a8-is: INT32 group sums
+-- beside the accumulators) makes registers dearest (bench/sweep.sh w4a8-is,
+-- bench/results/2026-11-23-session11-h100/sweep-is), then timed for LQQ and
+-- QoQ against the tiles they had (ab-few-token-tiles):
+--   M <= 16: a 16-token multistage tile at split 2 where the decode pipe
+--   does not take the layer (N > 8192), not a 32-token tile half empty: IS
+--   57344x8192 106.7 against 133.6 us; LQQ 12288x4096 20.6 vs 23.7,
+--   10240x8192 29.9 vs 31.4, 22016x4096 30.5 vs 31.9.
+--   M <= 32: the cp.async warpgroup-MMA tile 32x64 at split 2 in a cluster
+--   beyond the 4096-wide layers too, while each CTA runs at most 32 K tiles:
+--   IS 8192x8192 26.4 vs 32.3 us, 57344x8192 108.3 vs 133.3; LQQ 12288x4096
+--   20.6 vs 23.0, 10240x8192 30.4 vs 32.6, 8192x8192 26.6 vs 28.2 (LQQ
+--   57344x8192: 108.5 vs 107.6, the one loss). Longer K loops keep the
+--   multistage tile (IS 4096x11008: 23.7 against 26.4 us in the cluster).
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
 -- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     alts = { { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
-  { max_m = 16,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
+  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
     alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
              { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
-  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto", alts = { narrow(32) } },
+  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
+    alts = { narrow(32), { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128",
+                           warps = "1x4", stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
     alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma") } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
@@ -101,7 +118,7 @@ D.BUCKETS = {
 -- 8-bit weights (a scheme whose layout says bits = 8) stream twice the
 -- bytes per weight and dequantize nothing, so their tiles were measured
 -- apart (bench/results/2026-11-23-session9-h100/sweep-8bit: every
--- candidate of bench/sweep-8bit.sh on the default shapes at M = 1..128). Against the
+-- candidate of bench/sweep.sh w8a8 on the default shapes at M = 1..128). Against the
 -- 4-bit table above:
 --   M <= 8: the decode pipe wins at every N, not only up to 4096
 --   (12288x4096: 26.2 vs 30.3 us; 8192x8192: 33.2 vs 37.9; 57344x8192 even).

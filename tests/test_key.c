@@ -582,13 +582,13 @@ START_TEST(dispatch_picks_wgmma_on_sm90a_only)
 }
 END_TEST
 
-/* The bucket keys dispatch.lua plans for one layer (N x K, groups of 128,
- * sm_90a, 132 SMs), read through the runtime's typed plan reader; keys[i]
- * is bucket i + 1's. */
-static void plan_keys(qjit_context *ctx, const char *N, const char *K, char keys[8][512])
+/* The bucket keys dispatch.lua plans for one layer of `scheme` (N x K,
+ * groups of 128, sm_90a, 132 SMs), read through the runtime's typed plan
+ * reader; keys[i] is bucket i + 1's. */
+static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
 {
     qjit__layer_plan plan;
-    const qjit__plan_request req = {"w4a8-lqq", 128, atoll(N), atoll(K), "sm_90a", 132, NULL};
+    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -597,6 +597,11 @@ static void plan_keys(qjit_context *ctx, const char *N, const char *K, char keys
     for (int i = 0; i < 8; i++)
         snprintf(keys[i], 512, "%s", i < plan.nbuckets ? plan.buckets[i].gemm.key : "");
     qjit__plan_release(ctx, &plan);
+}
+
+static void plan_keys(qjit_context *ctx, const char *N, const char *K, char keys[8][512])
+{
+    scheme_plan_keys(ctx, "w4a8-lqq", N, K, keys);
 }
 
 /* The 4096-wide layers at M = 17..128 take 64-row weight tiles on deep TMA
@@ -616,10 +621,42 @@ START_TEST(dispatch_narrow_tiles_for_4096_wide_layers)
     ck_assert_ptr_nonnull(strstr(keys[2], "pipe=multistage"));
     ck_assert_ptr_nonnull(strstr(keys[3], "tile=64x64x128"));
     ck_assert_ptr_nonnull(strstr(keys[4], "tile=128x64x128"));
-    /* Wider layers keep the 128-row tiles. */
+    /* Wider layers keep the 128-row tiles past M = 32. */
     plan_keys(ctx, "8192", "8192", keys);
-    for (int i = 2; i < 5; i++)
+    for (int i = 3; i < 5; i++)
         ck_assert_ptr_null(strstr(keys[i], "x64x128;"));
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* The few-token buckets (bench/results/2026-11-23-session11-h100): at
+ * M <= 16 a 16-token tile at split 2 where the decode pipe does not take
+ * the layer; at M <= 32 the 32x64 cluster tile while a CTA's K loop is at
+ * most 32 tiles, the multistage tile past that. Every 4-bit scheme, the one
+ * with a per-group rescale (w4a8-is) included, plans the same tiles. */
+START_TEST(dispatch_few_token_tiles)
+{
+    qjit_context *ctx = make_ctx();
+    char is[8][512], lqq[8][512];
+    scheme_plan_keys(ctx, "w4a8-is", "57344", "8192", is);
+    plan_keys(ctx, "57344", "8192", lqq);
+    ck_assert_ptr_nonnull(strstr(lqq[1], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128"));
+    ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
+    for (int i = 0; i < 7; i++) {
+        char *at = strstr(lqq[i], "scheme=w4a8-lqq");
+        ck_assert_ptr_nonnull(at);
+        memcpy(at, "scheme=w4a8-is;", 15);
+        memmove(at + 15, at + 16, strlen(at + 16) + 1);
+        ck_assert_str_eq(is[i], lqq[i]);
+    }
+    /* The decode pipe keeps the layers up to N = 8192 at M <= 16; 43 K
+     * tiles per CTA keep the multistage tile at M <= 32. */
+    scheme_plan_keys(ctx, "w4a8-is", "4096", "11008", is);
+    ck_assert_ptr_nonnull(strstr(is[1], "pipe=decode"));
+    ck_assert_ptr_nonnull(strstr(is[2], "pipe=multistage"));
+    plan_keys(ctx, "8192", "28672", lqq);
+    ck_assert_ptr_nonnull(strstr(lqq[1], "pipe=decode"));
+    ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=multistage"));
     qjit_context_destroy(ctx);
 }
 END_TEST
@@ -640,6 +677,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, wgmma_variants_are_checked);
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     tcase_add_test(tc, dispatch_narrow_tiles_for_4096_wide_layers);
+    tcase_add_test(tc, dispatch_few_token_tiles);
     qt_add(s, tc, 0);
     return s;
 }
