@@ -110,7 +110,8 @@ typedef struct qjit_device_allocator {
 } qjit_device_allocator;
 
 /*! Diagnostic callback: one line per event (a cache entry healed, a kernel
- *  compiled). Never called on the forward hot path. */
+ *  compiled, "ptxas advisory for KEY: ..." when ptxas says it made a kernel
+ *  slower than written). Never called on the forward hot path. */
 typedef void (*qjit_log_fn)(void *ud, const char *line);
 
 typedef struct qjit_context_options {

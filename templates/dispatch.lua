@@ -80,20 +80,22 @@ local function narrow(max_m)
            stages = 8, split = "auto", per_sm = 1, reduce = "cluster" }
 end
 -- The few-token buckets past the decode pipe and the 4096-wide layers,
--- swept for the scheme whose per-group rescale (w4a8-is: INT32 group sums
--- beside the accumulators) makes registers dearest (bench/sweep.sh w4a8-is,
--- bench/results/2026-11-23-session11-h100/sweep-is), then timed for LQQ and
--- QoQ against the tiles they had (ab-few-token-tiles):
+-- swept for the 4-bit scheme whose per-group rescale (INT32 group sums
+-- beside the accumulators) makes registers dearest, then timed for the
+-- others against the tiles they had (bench/sweep.sh, bench/results/
+-- 2026-11-23-session11-h100: sweep-is, ab-few-token-tiles):
 --   M <= 16: a 16-token multistage tile at split 2 where the decode pipe
---   does not take the layer (N > 8192), not a 32-token tile half empty: IS
---   57344x8192 106.7 against 133.6 us; LQQ 12288x4096 20.6 vs 23.7,
---   10240x8192 29.9 vs 31.4, 22016x4096 30.5 vs 31.9.
+--   does not take the layer (N > 8192), not a 32-token tile half empty:
+--   with the rescale 57344x8192 106.7 against 133.6 us; without it
+--   12288x4096 20.6 vs 23.7, 10240x8192 29.9 vs 31.4, 22016x4096 30.5 vs
+--   31.9.
 --   M <= 32: the cp.async warpgroup-MMA tile 32x64 at split 2 in a cluster
 --   beyond the 4096-wide layers too, while each CTA runs at most 32 K tiles:
---   IS 8192x8192 26.4 vs 32.3 us, 57344x8192 108.3 vs 133.3; LQQ 12288x4096
---   20.6 vs 23.0, 10240x8192 30.4 vs 32.6, 8192x8192 26.6 vs 28.2 (LQQ
---   57344x8192: 108.5 vs 107.6, the one loss). Longer K loops keep the
---   multistage tile (IS 4096x11008: 23.7 against 26.4 us in the cluster).
+--   with the rescale 8192x8192 26.4 vs 32.3 us, 57344x8192 108.3 vs 133.3;
+--   without it 12288x4096 20.6 vs 23.0, 10240x8192 30.4 vs 32.6, 8192x8192
+--   26.6 vs 28.2 (57344x8192: 108.5 vs 107.6, the one loss). Longer K loops
+--   keep the multistage tile (with the rescale, 4096x11008: 23.7 against
+--   26.4 us in the cluster).
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
 -- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
@@ -117,8 +119,8 @@ D.BUCKETS = {
 
 -- 8-bit weights (a scheme whose layout says bits = 8) stream twice the
 -- bytes per weight and dequantize nothing, so their tiles were measured
--- apart (bench/results/2026-11-23-session9-h100/sweep-8bit: every
--- candidate of bench/sweep.sh w8a8 on the default shapes at M = 1..128). Against the
+-- apart (bench/results/2026-11-23-session9-h100/sweep-8bit: every 8-bit
+-- candidate of bench/sweep.sh on the default shapes at M = 1..128). Against the
 -- 4-bit table above:
 --   M <= 8: the decode pipe wins at every N, not only up to 4096
 --   (12288x4096: 26.2 vs 30.3 us; 8192x8192: 33.2 vs 37.9; 57344x8192 even).

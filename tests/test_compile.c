@@ -22,18 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static qjit_context *make_ctx(const char *cache, const char *templates, const char *arch)
-{
-    qjit_context_options o;
-    qjit_context_options_init(&o);
-    o.arch = arch;
-    o.cache_dir = cache;
-    o.template_path = templates ? templates : "";
-    qjit_context *ctx = NULL;
-    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
-    return ctx;
-}
-
 /* What a context's log said about ptxas's performance advisories. */
 typedef struct advisories {
     int count;
@@ -49,6 +37,8 @@ static void count_advisories(void *ud, const char *line)
         snprintf(a->first, sizeof a->first, "%s", line);
 }
 
+/* A context on cache with the templates folder before the built-in ones;
+ * with `a`, its log counts ptxas's advisories there (else it is silent). */
 static qjit_context *make_logged_ctx(const char *cache, const char *templates, const char *arch, advisories *a)
 {
     qjit_context_options o;
@@ -56,11 +46,18 @@ static qjit_context *make_logged_ctx(const char *cache, const char *templates, c
     o.arch = arch;
     o.cache_dir = cache;
     o.template_path = templates ? templates : "";
-    o.log = count_advisories;
-    o.log_ud = a;
+    if (a) {
+        o.log = count_advisories;
+        o.log_ud = a;
+    }
     qjit_context *ctx = NULL;
     ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
     return ctx;
+}
+
+static qjit_context *make_ctx(const char *cache, const char *templates, const char *arch)
+{
+    return make_logged_ctx(cache, templates, arch, NULL);
 }
 
 static void compile_ok(qjit_context *ctx, const char *key, qjit_compile_info *info)
@@ -274,6 +271,18 @@ static void copy_file(const char *from, const char *to)
     fclose(out);
 }
 
+/* A text file of at most 1 MB, read whole (the caller frees it). */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char *text = calloc(1, 1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
 /* A user template folder shadowing the built-in gemm template. */
 static char *user_templates(const char *extra_line_after, const char *extra)
 {
@@ -284,15 +293,11 @@ static char *user_templates(const char *extra_line_after, const char *extra)
     copy_file(from, to);
     if (extra) {
         /* Insert `extra` after the first line starting with extra_line_after. */
-        FILE *f = fopen(to, "rb");
-        char *text = calloc(1, 1 << 20);
-        size_t n = fread(text, 1, (1 << 20) - 1, f);
-        fclose(f);
-        text[n] = '\0';
+        char *text = read_text(to);
         char *at = strstr(text, extra_line_after);
         ck_assert_ptr_nonnull(at);
         at = strchr(at, '\n') + 1;
-        f = fopen(to, "wb");
+        FILE *f = fopen(to, "wb");
         fwrite(text, 1, (size_t)(at - text), f);
         fputs(extra, f);
         fputs(at, f);
@@ -370,18 +375,14 @@ START_TEST(performance_advisories_are_logged)
     snprintf(path, sizeof path, "%s/lib", tpl);
     ck_assert_int_eq(mkdir(path, 0700), 0);
     snprintf(path, sizeof path, "%s/lib/wgmma_tile.cu", QJIT_SOURCE_TEMPLATES);
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    char *text = calloc(1, 1 << 20);
-    size_t n = fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    char *pin = strstr(text, "reg_pin(a[i][r / 4][r % 4]);");
+    char *text = read_text(path);
+    static const char pinned[] = "reg_pin(a[i][r / 4][r % 4]);", unpinned[] = "(void)0;";
+    char *pin = strstr(text, pinned);
     ck_assert_ptr_nonnull(pin);
-    memcpy(pin, "(void)0;", 8);
-    memmove(pin + 8, pin + 28, strlen(pin + 28) + 1);
+    memcpy(pin, unpinned, sizeof unpinned - 1);
+    memmove(pin + sizeof unpinned - 1, pin + sizeof pinned - 1, strlen(pin + sizeof pinned - 1) + 1);
     snprintf(path, sizeof path, "%s/lib/wgmma_tile.cu", tpl);
-    f = fopen(path, "wb");
+    FILE *f = fopen(path, "wb");
     fputs(text, f);
     fclose(f);
     free(text);
