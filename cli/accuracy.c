@@ -125,6 +125,54 @@ static int group_item(const char *b, const char *e, void *ud, char *err, size_t 
     return 0;
 }
 
+/* A budget: a decimal in [0, 1] spelled with digits and at most one point
+ * ("0.05", ".1", "1"), at most six decimals; no sign, no exponent. */
+typedef struct sparsity_list {
+    double *v;
+    int n;
+} sparsity_list;
+
+static int sparsity_item(const char *b, const char *e, void *ud, char *err, size_t errlen)
+{
+    sparsity_list *l = ud;
+    int len = (int)(e - b), digits = 0, point = 0, decimals = 0;
+    for (const char *p = b; p < e; p++) {
+        if (*p == '.' && !point) {
+            point = 1;
+        } else if (qa_is_digit(*p)) {
+            digits++;
+            decimals += point;
+        } else {
+            digits = -1000;
+            break;
+        }
+    }
+    char text[32];
+    if (digits <= 0 || decimals > 6 || len >= (int)sizeof text) {
+        qa_say(err, errlen, "'%.*s' is not a budget (a decimal in [0, 1] with at most 6 decimals, e.g. 0.05)", len,
+               b);
+        return -1;
+    }
+    memcpy(text, b, (size_t)len);
+    text[len] = '\0';
+    double v = strtod(text, NULL);
+    if (v > 1.0) {
+        qa_say(err, errlen, "'%s' is not a budget in [0, 1]", text);
+        return -1;
+    }
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == v) {
+            qa_say(err, errlen, "budget '%s' is given twice", text);
+            return -1;
+        }
+    if (l->n == QA_MAX_SPARSITY) {
+        qa_say(err, errlen, "more than %d budgets (at '%s')", QA_MAX_SPARSITY, text);
+        return -1;
+    }
+    l->v[l->n++] = v;
+    return 0;
+}
+
 void qa_args_init(qa_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -138,6 +186,8 @@ void qa_args_init(qa_args *a)
     a->groups[1] = 64;
     a->groups[2] = 128;
     a->ngroups = 3;
+    a->sparsity[0] = 0.0;
+    a->nsparsity = 1;
 }
 
 /* Applies one option of `qjit quant-error` to its qa_args (args.h's take). */
@@ -167,6 +217,12 @@ static int quant_error_take(void *args, const char *o, const char *v, char *msg,
         a->ngroups = l.n;
         return rc;
     }
+    if (!strcmp(o, "--sparsity")) {
+        sparsity_list l = {a->sparsity, 0};
+        int rc = qa_each_item(v, ",", sparsity_item, &l, msg, msglen);
+        a->nsparsity = l.n;
+        return rc;
+    }
     if (!strcmp(o, "--csv"))
         a->csv_path = v;
     else
@@ -178,7 +234,8 @@ int qa_parse_args(int argc, char **argv, qa_args *out, char *err, size_t errlen)
 {
     static const qa_option options[] = {
         {"--n", QA_VALUE},       {"--k", QA_VALUE},      {"--m", QA_VALUE},   {"--seed", QA_VALUE},
-        {"--schemes", QA_VALUE}, {"--groups", QA_VALUE}, {"--csv", QA_NAME}, {"--json", QA_NAME}};
+        {"--schemes", QA_VALUE}, {"--groups", QA_VALUE}, {"--sparsity", QA_VALUE},
+        {"--csv", QA_NAME},      {"--json", QA_NAME}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, quant_error_take};
     qa_args a;    /* filled here, copied out only on success */
     char msg[512];
@@ -257,13 +314,16 @@ void qa_gen_weights(float *W, int64_t N, int64_t K, uint64_t seed, int64_t *outl
     free(r);
 }
 
-void qa_gen_activations(uint16_t *X, int64_t M, int64_t K, uint64_t seed, int64_t *outliers)
+/* Activations of the channel statistics drawn from seed; the tokens from
+ * the stream `tokens` (0: the same state, continued). */
+static void gen_tokens(uint16_t *X, int64_t M, int64_t K, uint64_t seed, uint64_t tokens, int64_t *outliers)
 {
     uint64_t state = seed ^ QA_ACT_STREAM;
     double *d = malloc((size_t)K * sizeof *d), *a = malloc((size_t)M * sizeof *a);
     if (!d || !a)
         abort();
     draw_outliers(&state, K, 20.0, 50.0, d, outliers);
+    state ^= tokens;
     for (int64_t m = 0; m < M; m++)
         a[m] = exp(0.5 * cli_normal(&state));
     for (int64_t m = 0; m < M; m++)
@@ -271,6 +331,16 @@ void qa_gen_activations(uint16_t *X, int64_t M, int64_t K, uint64_t seed, int64_
             X[m * K + k] = qjit__float_to_half((float)(a[m] * d[k] * cli_normal(&state)));
     free(d);
     free(a);
+}
+
+void qa_gen_activations(uint16_t *X, int64_t M, int64_t K, uint64_t seed, int64_t *outliers)
+{
+    gen_tokens(X, M, K, seed, 0, outliers);
+}
+
+void qa_gen_calibration(uint16_t *X, int64_t M, int64_t K, uint64_t seed)
+{
+    gen_tokens(X, M, K, seed, QA_CALIB_STREAM, NULL);
 }
 
 /*------------------------------------------------------------------------
@@ -399,6 +469,7 @@ void qa_layer_free(qa_layer *L)
     free(L->Yref);
     free(L->w_outliers);
     free(L->x_outliers);
+    free(L->calib);
     memset(L, 0, sizeof *L);
 }
 
@@ -440,7 +511,8 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     L->Yref = malloc(yb);
     L->w_outliers = malloc((size_t)outl * sizeof(int64_t));
     L->x_outliers = malloc((size_t)outl * sizeof(int64_t));
-    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->w_outliers || !L->x_outliers) {
+    L->calib = malloc(array_bytes(QA_CALIB_ROWS, K, sizeof(uint16_t)));
+    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->w_outliers || !L->x_outliers || !L->calib) {
         qa_say(err, errlen, "out of memory for a %lld x %lld layer with M=%lld", (long long)N, (long long)K,
             (long long)M);
         qa_layer_free(L);
@@ -448,6 +520,7 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     }
     qa_gen_weights(L->W, N, K, seed, L->w_outliers);
     qa_gen_activations(L->X, M, K, seed, L->x_outliers);
+    qa_gen_calibration(L->calib, QA_CALIB_ROWS, K, seed);
     qjit_status st = qjit_reference_quantize_activations(ctx, M, K, L->X, L->Xq, L->sx);
     if (st) {
         char m[512];
@@ -467,18 +540,26 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     return 0;
 }
 
-int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, qa_row *out, char *err,
-                   size_t errlen)
+int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity, qa_row *out,
+                   char *err, size_t errlen)
 {
     char m[512];
     const char *name = qjit_scheme_name(scheme);
     if (!name)
         name = "?";
+    qjit_quantize_options o;
+    qjit_quantize_options_init(&o);
+    o.sparsity = sparsity;
+    if (sparsity > 0) {
+        o.calib = L->calib;
+        o.calib_dtype = QJIT_DTYPE_F16;
+        o.calib_rows = QA_CALIB_ROWS;
+    }
     size_t cap = 0, written = 0;
-    qjit_status st = qjit_packed_size(scheme, group, L->N, L->K, &cap);
+    qjit_status st = qjit_packed_size_ex(ctx, scheme, group, L->N, L->K, &o, &cap);
     if (st) {
         /* Once more through the quantizer, which says why (the shape is checked first). */
-        st = qjit_quantize_weights(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, NULL, 0, &written);
+        st = qjit_quantize_weights_ex(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, &o, NULL, 0, &written);
         lib_message(ctx, st, m, sizeof m);
         qa_say(err, errlen, "%s g=%d: %s", name, group, m);
         return -1;
@@ -493,12 +574,16 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
         goto done;
     }
     qjit_weights_info info;
+    qjit_residual_info rinfo;
+    qjit_residual_info_init(&rinfo);
     const char *what = "quantizing the weights";
-    st = qjit_quantize_weights(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, packed, cap, &written);
+    st = qjit_quantize_weights_ex(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, &o, packed, cap, &written);
     if (!st) {
         what = "reading the packed weights";
         st = qjit_weights_inspect(ctx, packed, written, &info);
     }
+    if (!st)
+        st = qjit_weights_residual(ctx, packed, written, &rinfo);
     if (!st) {
         what = "the reference GEMM";
         st = qjit_reference_gemm(ctx, packed, written, L->M, L->Xq, L->sx, NULL, Y);
@@ -518,6 +603,8 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     out->payload_bytes = info.payload_bytes;
     out->bits_per_weight = (double)info.payload_bytes * 8.0 / ((double)L->N * (double)L->K);
     out->alpha = info.alpha;
+    out->sparsity = sparsity;
+    out->density = rinfo.density;
     rc = 0;
 done:
     free(packed);
@@ -577,18 +664,36 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
                 qa_skip *k = &p.skips[p.nskips++];
                 k->scheme = s;
                 k->group = group;
+                k->sparsity = 0;
                 snprintf(k->reason, sizeof k->reason, "%.*s", (int)sizeof k->reason - 1, m);
                 continue;
             }
-            /* It does: then a refusal of this shape is the user's to fix. */
-            st = qjit_packed_size(s, group, a->n, a->k, &bytes);
-            if (st) {
-                st = qjit_quantize_weights(ctx, s, group, &dummy, QJIT_DTYPE_F32, a->n, a->k, NULL, 0, &written);
-                lib_message(ctx, st, m, sizeof m);
-                qa_say(err, errlen, "%s g=%d on a %lld x %lld layer: %s", qjit_scheme_name(s), group, a->n, a->k, m);
-                return -1;
+            for (int b = 0; b < a->nsparsity; b++) {
+                qjit_quantize_options o;
+                qjit_quantize_options_init(&o);
+                o.sparsity = a->sparsity[b];
+                /* A budget the scheme does not take at this group: a skip. */
+                if (o.sparsity > 0 && qjit_packed_size_ex(ctx, s, group, 16, probe_k, &o, &bytes)) {
+                    st = qjit_quantize_weights_ex(ctx, s, group, &dummy, QJIT_DTYPE_F32, 16, probe_k, &o, NULL, 0,
+                                                  &written);
+                    lib_message(ctx, st, m, sizeof m);
+                    qa_skip *k = &p.skips[p.nskips++];
+                    *k = (qa_skip){s, group, o.sparsity, ""};
+                    snprintf(k->reason, sizeof k->reason, "%.*s", (int)sizeof k->reason - 1, m);
+                    continue;
+                }
+                /* It does: then a refusal of this shape is the user's to fix. */
+                st = qjit_packed_size_ex(ctx, s, group, a->n, a->k, &o, &bytes);
+                if (st) {
+                    st = qjit_quantize_weights_ex(ctx, s, group, &dummy, QJIT_DTYPE_F32, a->n, a->k, &o, NULL, 0,
+                                                  &written);
+                    lib_message(ctx, st, m, sizeof m);
+                    qa_say(err, errlen, "%s g=%d sparsity %g on a %lld x %lld layer: %s", qjit_scheme_name(s), group,
+                           o.sparsity, a->n, a->k, m);
+                    return -1;
+                }
+                p.jobs[p.njobs++] = (qa_job){s, group, o.sparsity};
             }
-            p.jobs[p.njobs++] = (qa_job){s, group};
         }
     *plan = p;
     return 0;

@@ -53,13 +53,16 @@
 
 #define QA_MAX_SCHEMES 4
 #define QA_MAX_GROUPS 16
-#define QA_MAX_JOBS (QA_MAX_SCHEMES * QA_MAX_GROUPS)
+#define QA_MAX_SPARSITY 8
+#define QA_MAX_JOBS (QA_MAX_SCHEMES * QA_MAX_GROUPS * QA_MAX_SPARSITY)
+#define QA_CALIB_ROWS 128               /* calibration tokens of the residual's block choice */
 #define QA_MAX_DIM (1LL << 20)          /* --n, --k at most */
 #define QA_MAX_M (1LL << 16)            /* --m at most */
 #define QA_MAX_GROUP (1 << 20)          /* a --groups item at most */
 #define QA_DEFAULT_SEED 12345u
 #define QA_WEIGHT_STREAM 0x5745494748545321ull
 #define QA_ACT_STREAM 0x41435449564154ull
+#define QA_CALIB_STREAM 0x43414c4942ull
 
 typedef struct qa_args {
     long long n, k, m;
@@ -68,12 +71,14 @@ typedef struct qa_args {
     int nschemes;
     int groups[QA_MAX_GROUPS];             /* in the order given, no repeats; 0 = per channel */
     int ngroups;
+    double sparsity[QA_MAX_SPARSITY];      /* budgets, in the order given, no repeats; 0 = dense */
+    int nsparsity;
     const char *csv_path, *json_path;      /* NULL: not written; pointers into argv */
     int help;                              /* --help / -h seen: print usage, compute nothing */
 } qa_args;
 
 /* Defaults: N = K = 4096, M = 64, seed QA_DEFAULT_SEED, every scheme
- * (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8), groups 0, 64, 128. */
+ * (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8), groups 0, 64, 128, sparsity 0. */
 void qa_args_init(qa_args *a);
 /* Parses the options of `qjit quant-error`; argv[0] (the command) is
  * skipped. 0: *out holds the defaults overridden by the options (--help
@@ -86,6 +91,9 @@ int qa_outlier_count(int64_t K);
  * qa_outlier_count(K) outlier channels in the order drawn. */
 void qa_gen_weights(float *W, int64_t N, int64_t K, uint64_t seed, int64_t *outliers);
 void qa_gen_activations(uint16_t *X, int64_t M, int64_t K, uint64_t seed, int64_t *outliers);
+/* Calibration tokens: the activations' outlier channels and statistics,
+ * other tokens (their own stream). */
+void qa_gen_calibration(uint16_t *X, int64_t M, int64_t K, uint64_t seed);
 
 /* Y[m,n] = sum_k X[m,k] W[n,k] in double (M x N, row-major), on several
  * threads; each output's sum runs in one fixed order, so the bits do not
@@ -105,6 +113,7 @@ typedef struct qa_layer {
     float *sx;                   /* M */
     double *Yref;                /* M x N */
     int64_t *w_outliers, *x_outliers;   /* qa_outlier_count(K) each */
+    uint16_t *calib;             /* QA_CALIB_ROWS x K calibration tokens, FP16 bits */
 } qa_layer;
 
 /* Generates W and X from seed and computes Xq, sx and Y_ref. ctx may be NULL
@@ -123,28 +132,34 @@ typedef struct qa_row {
     double bits_per_weight;      /* payload_bytes * 8 / (N K); 0 for the floor */
     size_t payload_bytes;        /* qjit_weights_info.payload_bytes; 0 for the floor */
     double alpha;                /* w4a8-is's amplifier; 0 otherwise */
+    double sparsity;             /* the budget asked for (0: dense) */
+    double density;              /* blocks carrying a residual / all blocks */
 } qa_row;
 
-/* Quantizes L's weights with (scheme, group), runs the reference GEMM on
- * L's quantized activations and measures the result against L->Yref.
+/* Quantizes L's weights with (scheme, group) and, with a budget, a sparse
+ * residual chosen on L's calibration tokens; runs the reference GEMM on L's
+ * quantized activations and measures the result against L->Yref.
  * Failures (the library's refusal, out of memory) give -1 with the message. */
-int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, qa_row *out, char *err,
-                   size_t errlen);
+int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity, qa_row *out,
+                   char *err, size_t errlen);
 /* The "activations only" row: (Xq sx) W^T in double against Y_ref. */
 int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen);
 
-/* What runs: each scheme of args with each group it takes, in the order
- * given; a group a scheme does not take (w8a8 with g > 0, w4a8-is with g = 0,
+/* What runs: each scheme of args with each group it takes and each budget
+ * (a budget > 0 where the scheme takes a residual at that group), in the
+ * order given; a group or budget a scheme does not take (w8a8 with g > 0, w4a8-is with g = 0,
  * a group that is no multiple of 64) is a skip with the library's reason.
  * A (scheme, group) the scheme takes but the shape N x K cannot (the group
  * does not divide K, ...) fails the plan with the library's message. */
 typedef struct qa_job {
     qjit_scheme scheme;
     int group;
+    double sparsity;
 } qa_job;
 typedef struct qa_skip {
     qjit_scheme scheme;
     int group;
+    double sparsity;
     char reason[256];
 } qa_skip;
 typedef struct qa_plan {

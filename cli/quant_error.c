@@ -14,7 +14,7 @@
 
 static const char usage[] =
     "usage: qjit quant-error [--n N] [--k K] [--m M] [--seed S] [--schemes LIST|all]\n"
-    "                        [--groups LIST] [--csv FILE] [--json FILE]\n"
+    "                        [--groups LIST] [--sparsity LIST] [--csv FILE] [--json FILE]\n"
     "Measures on the CPU (no GPU needed) how far each scheme's output is from the exact\n"
     "product, on one generated layer with the statistics of real LLM layers, to help\n"
     "choose a scheme and group size. The quantized output is computed exactly as the\n"
@@ -26,6 +26,8 @@ static const char usage[] =
     "  x floor   rel err over that of \"activations only\" (INT8 activations times the\n"
     "            unquantized weights, in double): the floor every scheme sits on\n"
     "  alpha     w4a8-is's amplifier of its integer group scales\n"
+    "  rho       the sparsity budget, and in brackets the fraction of 64 x 64 weight blocks\n"
+    "            that carry a 4-bit residual (only blocks it improves are kept)\n"
     "Options:\n"
     "  --n N, --k K     the layer: N output channels (a multiple of 16), K input channels\n"
     "                   (a multiple of 256); default 4096 x 4096\n"
@@ -36,6 +38,10 @@ static const char usage[] =
     "  --groups LIST    group sizes along K, 0 = per channel (default 0,64,128); a group\n"
     "                   a scheme does not take (w8a8 is per channel only, w4a8-is groups\n"
     "                   only) is skipped with a note\n"
+    "  --sparsity LIST  budgets in [0, 1] (default 0 = dense): a row per budget for the\n"
+    "                   schemes that take a residual (w4a8-lqq, w4a8-qoq with groups), its\n"
+    "                   blocks chosen by Hessian-weighted error on 128 calibration tokens\n"
+    "                   (the activations' statistics, other tokens)\n"
     "  --csv F, --json F  also write the numbers to F\n"
     "The layer (seeded: the same seed gives the same layer and numbers):\n"
     "  W[n,k] = fp16(0.02 r[n] c[k] t[n,k] / sqrt(5/3)), N x K: t Student-t with 5\n"
@@ -66,9 +72,12 @@ static void print_row(const qa_row *r, const qa_row *floor_row)
     }
     if (r->alpha > 0)
         snprintf(alpha, sizeof alpha, "%.0f", r->alpha);
-    printf("%-17s %-7s %7s %10.4f%% %10.4f%% %8s %9s\n", row_name(r),
+    char rho[32] = "-";
+    if (r->sparsity > 0)
+        snprintf(rho, sizeof rho, "%g (%.1f%%)", r->sparsity, 100 * r->density);
+    printf("%-17s %-7s %7s %10.4f%% %10.4f%% %8s %9s  %s\n", row_name(r),
            r->scheme ? qa_group_text(r->group, g, sizeof g) : "-", bits, 100 * r->rel_error, 100 * r->max_error, ratio,
-           alpha);
+           alpha, rho);
     fflush(stdout);
 }
 
@@ -98,7 +107,8 @@ static void json_str(FILE *f, const char *s)
 
 static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
 {
-    fprintf(f, "scheme,group,bits_per_weight,payload_bytes,rel_error,max_error,vs_floor,alpha,N,K,M,seed\n");
+    fprintf(f, "scheme,group,bits_per_weight,payload_bytes,rel_error,max_error,vs_floor,alpha,N,K,M,seed,sparsity,"
+               "density\n");
     for (int i = 0; i < nrows; i++) {
         const qa_row *r = &rows[i];
         if (r->scheme)
@@ -109,7 +119,8 @@ static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
                 rows[0].rel_error > 0 ? r->rel_error / rows[0].rel_error : 0.0);
         if (r->alpha > 0)
             fprintf(f, "%.0f", r->alpha);
-        fprintf(f, ",%lld,%lld,%lld,%llu\n", a->n, a->k, a->m, (unsigned long long)a->seed);
+        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f\n", a->n, a->k, a->m, (unsigned long long)a->seed, r->sparsity,
+                r->density);
     }
 }
 
@@ -141,12 +152,12 @@ static void write_json(FILE *f, const qa_args *a, const qa_row *rows, int nrows,
             json_num(f, r->alpha);
         else
             fputs("null", f);
-        fprintf(f, "}%s\n", i + 1 < nrows ? "," : "");
+        fprintf(f, ", \"sparsity\": %g, \"density\": %.6f}%s\n", r->sparsity, r->density, i + 1 < nrows ? "," : "");
     }
     fprintf(f, " ],\n \"skipped\": [");
     for (int i = 0; i < plan->nskips; i++) {
-        fprintf(f, "%s\n  {\"scheme\": \"%s\", \"group\": %d, \"reason\": ", i ? "," : "",
-                qjit_scheme_name(plan->skips[i].scheme), plan->skips[i].group);
+        fprintf(f, "%s\n  {\"scheme\": \"%s\", \"group\": %d, \"sparsity\": %g, \"reason\": ", i ? "," : "",
+                qjit_scheme_name(plan->skips[i].scheme), plan->skips[i].group, plan->skips[i].sparsity);
         json_str(f, plan->skips[i].reason);
         fputc('}', f);
     }
@@ -231,8 +242,8 @@ int cmd_quant_error(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    printf("\n%-17s %-7s %7s %11s %11s %8s %9s\n", "scheme", "group", "bits/w", "rel err", "max err", "x floor",
-           "alpha");
+    printf("\n%-17s %-7s %7s %11s %11s %8s %9s  %s\n", "scheme", "group", "bits/w", "rel err", "max err", "x floor",
+           "alpha", "rho");
     if (qa_row_floor(&L, &rows[0], err, sizeof err)) {
         fprintf(stderr, "qjit quant-error: %s\n", err);
         rc = 1;
@@ -241,7 +252,8 @@ int cmd_quant_error(int argc, char **argv)
     print_row(&rows[0], &rows[0]);
     nrows = 1;
     for (int i = 0; i < plan.njobs; i++) {
-        if (qa_row_compute(ctx, &L, plan.jobs[i].scheme, plan.jobs[i].group, &rows[nrows], err, sizeof err)) {
+        if (qa_row_compute(ctx, &L, plan.jobs[i].scheme, plan.jobs[i].group, plan.jobs[i].sparsity, &rows[nrows], err,
+                           sizeof err)) {
             fprintf(stderr, "qjit quant-error: %s\n", err);
             rc = 1;
             continue;
@@ -252,8 +264,8 @@ int cmd_quant_error(int argc, char **argv)
     if (plan.nskips) {
         printf("\n");
         for (int i = 0; i < plan.nskips; i++) {
-            printf("note: %s g=%d skipped: %s\n", qjit_scheme_name(plan.skips[i].scheme), plan.skips[i].group,
-                   plan.skips[i].reason);
+            printf("note: %s g=%d%s skipped: %s\n", qjit_scheme_name(plan.skips[i].scheme), plan.skips[i].group,
+                   plan.skips[i].sparsity > 0 ? " with a residual" : "", plan.skips[i].reason);
         }
     }
     if (csv)

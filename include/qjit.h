@@ -279,9 +279,25 @@ typedef struct qjit_quantize_options {
                                      heuristic (the smallest 2^i lifting every group scale to >= 1),
                                      lowered until the worst-case INT32 sum fits, which is logged */
     const char *layer_name;       /* names the layer in messages (NULL: "the layer") */
+    /* The sparsity budget (w4a8-lqq, and w4a8-qoq with groups): a 4-bit
+     * residual on the weight blocks where it removes the most output error
+     * (docs/schemes.md, "Sparse residual"). Fields added in 0.2; a caller
+     * whose struct_size ends before them gets a dense layer. */
+    double sparsity;              /* budget rho in [0, 1]: at most ceil(rho x blocks) blocks carry a
+                                     residual (only those it improves); 0: dense (default) */
+    int block_n;                  /* residual block rows: 16, 32, 64 or 128 dividing N; 0: 64, or the
+                                     largest of 32 and 16 that divides N */
+    int block_k;                  /* residual block columns: 64 or 128 dividing K; 0: 64 */
+    const void *calib;            /* calibration activations (calib_rows x K, calib_dtype) for the
+                                     Hessian diagonal H[k] = sum_t X[t,k]^2 that weighs the error */
+    qjit_dtype calib_dtype;
+    int64_t calib_rows;
+    const float *hessian_diag;    /* or H[k] itself (K finite values >= 0); neither: unweighted error,
+                                     logged and recorded in the buffer (qjit_residual_info.weighted) */
 } qjit_quantize_options;
 
-/*! qjit_quantize_options_init() : fills defaults (alpha 0: heuristic). */
+/*! qjit_quantize_options_init() : fills defaults (alpha 0: heuristic;
+ *  sparsity 0: dense). */
 QJIT_API void qjit_quantize_options_init(qjit_quantize_options *opts);
 
 /*! qjit_quantize_weights_ex() : as qjit_quantize_weights, with options.
@@ -292,6 +308,14 @@ QJIT_API qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme sch
                                               qjit_dtype dtype, int64_t N, int64_t K,
                                               const qjit_quantize_options *opts, void *out, size_t capacity,
                                               size_t *written);
+
+/*! qjit_packed_size_ex() : as qjit_packed_size, for the options of
+ *  qjit_quantize_weights_ex: with a sparsity budget, the most bytes the
+ *  buffer can take (fewer blocks may be kept: *written says). opts may be
+ *  NULL. @return QJIT_INVALID_ARGUMENT for options the scheme or shape
+ *  cannot take (the message says which). */
+QJIT_API qjit_status qjit_packed_size_ex(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K,
+                                         const qjit_quantize_options *opts, size_t *bytes);
 
 /*! Shape of a packed-weight buffer, read from its (verified) header. */
 typedef struct qjit_weights_info {
@@ -307,6 +331,25 @@ typedef struct qjit_weights_info {
  *  @return QJIT_CORRUPT_WEIGHTS with the reason. */
 QJIT_API qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed, size_t bytes, qjit_weights_info *info);
 
+/*! The sparse residual of a packed buffer (qjit_residual_info_init first). */
+typedef struct qjit_residual_info {
+    size_t struct_size;           /* sizeof(qjit_residual_info) */
+    int block_n, block_k;         /* 0 for a dense buffer */
+    int64_t blocks;               /* blocks carrying a residual */
+    int64_t total_blocks;         /* (N / block_n) x (K / block_k) */
+    double density;               /* blocks / total_blocks */
+    int weighted;                 /* 1: chosen by Hessian-weighted error; 0: unweighted */
+    size_t bytes;                 /* payload bytes of the residual (indices and 4-bit values) */
+} qjit_residual_info;
+
+QJIT_API void qjit_residual_info_init(qjit_residual_info *info);
+
+/*! qjit_weights_residual() : verifies a packed buffer and describes its
+ *  sparse residual (all zero for a dense buffer).
+ *  @return QJIT_CORRUPT_WEIGHTS with the reason. */
+QJIT_API qjit_status qjit_weights_residual(qjit_context *ctx, const void *packed, size_t bytes,
+                                           qjit_residual_info *info);
+
 /*! qjit_reference_quantize_activations() : CPU reference of the A8 per-token
  *  quantization (docs/schemes.md, activations): X (M x K, FP16 bits) to Xq and sx.
  *  Bit-identical to the GPU kernel. */
@@ -315,7 +358,8 @@ QJIT_API qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int6
 
 /*! qjit_reference_gemm() : CPU reference of the quantized GEMM, as the
  *  kernels compute it: the exact INT32 accumulators (if acc != NULL) --
- *  acc[m,n] = sum_k Xq[m,k] * W'[n,k] with W' the scheme's INT8 operand, or
+ *  acc[m,n] = sum_k Xq[m,k] * W'[n,k] with W' the scheme's INT8 operand
+ *  (plus the 4-bit residual R8 on the blocks that carry one), or
  *  for w4a8-is sum over groups of S[n,g] * sum_{k in g} Xq[m,k] * Q4[n,k] --
  *  and the FP32 output (if Y != NULL) Y[m,n] = float(acc) * (sx[m] * s[n]),
  *  or for w4a8-qoq per channel float(acc - z[n] * sum_k Xq[m,k]) * (sx[m] *
@@ -349,7 +393,10 @@ QJIT_API void qjit_linear_options_init(qjit_linear_options *opts);
 /*! qjit_linear_create() : verifies the packed buffer, uploads it to the
  *  device of ctx and prepares the dispatch table (one variant per M bucket,
  *  from templates/dispatch.lua). opts may be NULL.
- *  @return QJIT_CORRUPT_WEIGHTS, QJIT_NO_DRIVER, QJIT_NO_DEVICE, ... */
+ *  @return QJIT_CORRUPT_WEIGHTS, QJIT_NO_DRIVER, QJIT_NO_DEVICE, ...;
+ *  QJIT_INVALID_ARGUMENT for a buffer with a sparse residual, which this
+ *  version computes only in the CPU reference (the GPU kernels do not read
+ *  the residual yet). */
 QJIT_API qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t bytes,
                                         const qjit_linear_options *opts, qjit_linear **out);
 QJIT_API void qjit_linear_destroy(qjit_linear *lin);

@@ -300,6 +300,11 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
     if (st)
         return st;
+    if (v.residual.block_n)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "the packed weights carry a sparse residual (%lld blocks of "
+                           "%d x %d); this qjit computes it only in the CPU reference (qjit_reference_gemm), not "
+                           "yet in the GPU kernels", (long long)v.residual.blocks, v.residual.block_n,
+                           v.residual.block_k);
     qjit_linear *lin = qjit__calloc(ctx, sizeof *lin);
     if (!lin)
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");

@@ -8,6 +8,7 @@
 #include "fp16.h"
 #include "hash.h"
 #include "layout.h"
+#include "residual.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,11 +28,12 @@ enum {
     HDR_NSECTIONS = 40,
     HDR_HEADER_BYTES = 44,
     HDR_PARAM = 48,
-    HDR_RESERVED = 52,
+    HDR_RESIDUAL = 52,
     HDR_PAYLOAD_BYTES = 56,
     HDR_TABLE = 64,
     ENTRY_BYTES = 32
 };
+enum { FLAG_RESIDUAL = 1u, FLAG_WEIGHTED = 2u };
 /* Version 1's (the schemes with reads_v1). */
 enum { V1_HEADER = 64, V1_PAYLOAD_BYTES = 40, V1_PAYLOAD_HASH = 48, V1_HEADER_HASH = 56 };
 
@@ -41,13 +43,42 @@ static size_t header_bytes(int nsections)
     return (n + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
 }
 
-/* The sections of a validated shape: sizes, 256-aligned offsets, payload size. */
+/* The sections of a validated shape: sizes, 256-aligned offsets, payload
+ * size; with a residual, its three sections follow the scheme's. */
 typedef struct layout {
     const qjit__scheme *scheme;
     int G;
+    int nsections;               /* the scheme's, + 3 with a residual */
     size_t bytes[QJIT__MAX_SECTIONS], offset[QJIT__MAX_SECTIONS];
     size_t payload, header;
 } layout;
+
+static size_t align_section(size_t at)
+{
+    return (at + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
+}
+
+/* Appends the residual's sections for `blocks` kept blocks to l. */
+static qjit_status add_residual(qjit_context *ctx, layout *l, const qjit__residual_plan *plan, int64_t blocks)
+{
+    size_t bytes[QJIT__RESIDUAL_SECTIONS], at = l->payload;
+    qjit__residual_sizes(plan, blocks, bytes);
+    for (int i = 0; i < QJIT__RESIDUAL_SECTIONS; i++) {
+        size_t padded = align_section(at);
+        if (padded < at || !qjit__add_size(padded, bytes[i], &at))
+            return qjit__error(ctx, QJIT_OVERFLOW, "packed size with a residual of %lld blocks overflows size_t",
+                               (long long)blocks);
+        l->offset[l->nsections] = padded;
+        l->bytes[l->nsections++] = bytes[i];
+    }
+    size_t total;
+    l->payload = at;
+    l->header = header_bytes(l->nsections);
+    if (!qjit__add_size(l->payload, l->header, &total))
+        return qjit__error(ctx, QJIT_OVERFLOW, "packed size with a residual of %lld blocks overflows size_t",
+                           (long long)blocks);
+    return QJIT_OK;
+}
 
 /* Checks scheme, group and N x K against what the packed layouts need, and
  * lays out the sections with overflow-checked arithmetic. */
@@ -78,10 +109,10 @@ static qjit_status check_shape(qjit_context *ctx, qjit_scheme scheme, int group,
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: group=%d: %s", s->name, group, why);
     if (group > 0 && K % group != 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "group=%d must divide K=%lld", group, (long long)K);
-    layout l = {s, group ? group : (int)K, {0}, {0}, 0, header_bytes(s->nsections)};
+    layout l = {s, group ? group : (int)K, s->nsections, {0}, {0}, 0, header_bytes(s->nsections)};
     size_t at = 0;
     for (int i = 0; i < s->nsections; i++) {
-        size_t padded = (at + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
+        size_t padded = align_section(at);
         if (padded < at || !qjit__mul_size(s->slab_bytes(i, K, group), (size_t)(N / QJIT__PACK_N), &l.bytes[i]) ||
             !qjit__add_size(padded, l.bytes[i], &at))
             return qjit__error(ctx, QJIT_OVERFLOW, "packed size of N=%lld K=%lld group=%d overflows size_t",
@@ -97,16 +128,55 @@ static qjit_status check_shape(qjit_context *ctx, qjit_scheme scheme, int group,
     return QJIT_OK;
 }
 
-qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K, size_t *bytes)
+/* The options of a call (defaults where opts_in is NULL or shorter). */
+static qjit_status read_options(qjit_context *ctx, const qjit_quantize_options *opts_in, qjit_quantize_options *opts)
 {
-    if (!bytes)
-        return QJIT_INVALID_ARGUMENT;
-    layout l;
-    qjit_status st = check_shape(NULL, scheme, group, N, K, &l);
+    qjit_quantize_options_init(opts);
+    if (opts_in) {
+        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof *opts)
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_quantize_options.struct_size is %zu",
+                               opts_in->struct_size);
+        memcpy(opts, opts_in, opts_in->struct_size);
+    }
+    return QJIT_OK;
+}
+
+/* The options (opts_in read into opts), the shape's layout, and with a
+ * budget the residual's plan and the layout at its most blocks. */
+static qjit_status plan_buffer(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K,
+                               const qjit_quantize_options *opts_in, qjit_quantize_options *opts, layout *l,
+                               qjit__residual_plan *rp, layout *most)
+{
+    qjit_status st = read_options(ctx, opts_in, opts);
     if (st != QJIT_OK)
         return st;
-    *bytes = l.header + l.payload;
+    st = check_shape(ctx, scheme, group, N, K, l);
+    if (st == QJIT_OK)
+        st = qjit__residual_plan_make(ctx, l->scheme, group, N, K, opts, rp);
+    *most = *l;
+    if (st == QJIT_OK && rp->max_blocks > 0)
+        st = add_residual(ctx, most, rp, rp->max_blocks);
+    return st;
+}
+
+qjit_status qjit_packed_size_ex(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K,
+                                const qjit_quantize_options *opts_in, size_t *bytes)
+{
+    if (!bytes)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_packed_size_ex: bytes is NULL");
+    qjit_quantize_options opts;
+    layout l, most;
+    qjit__residual_plan rp;
+    qjit_status st = plan_buffer(ctx, scheme, group, N, K, opts_in, &opts, &l, &rp, &most);
+    if (st != QJIT_OK)
+        return st;
+    *bytes = most.header + most.payload;
     return QJIT_OK;
+}
+
+qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K, size_t *bytes)
+{
+    return qjit_packed_size_ex(NULL, scheme, group, N, K, NULL, bytes);
 }
 
 /*------------------------------------------------------------------------
@@ -160,29 +230,91 @@ qjit_status qjit_quantize_weights(qjit_context *ctx, qjit_scheme scheme, int gro
     return qjit_quantize_weights_ex(ctx, scheme, group, W, dtype, N, K, NULL, out, capacity, written);
 }
 
+/* The residual's working memory: the Hessian diagonal, the scores, the
+ * ranking, the kept blocks and one row block's scratch. */
+typedef struct residual_work {
+    double *H, *scores;
+    qjit__residual_rank *rank;
+    int64_t *kept;
+    void *scratch;
+    size_t nH, nblocks, scratch_bytes;
+} residual_work;
+
+static void residual_work_free(qjit_context *ctx, residual_work *w)
+{
+    qjit__free(ctx, w->H, w->nH * sizeof(double));
+    qjit__free(ctx, w->scores, w->nblocks * sizeof(double));
+    qjit__free(ctx, w->rank, w->nblocks * sizeof(qjit__residual_rank));
+    qjit__free(ctx, w->kept, w->nblocks * sizeof(int64_t));
+    qjit__free(ctx, w->scratch, w->scratch_bytes);
+    memset(w, 0, sizeof *w);
+}
+
+static qjit_status residual_work_alloc(qjit_context *ctx, const qjit__residual_plan *rp, int64_t K, residual_work *w)
+{
+    memset(w, 0, sizeof *w);
+    w->nH = (size_t)K;
+    w->nblocks = (size_t)(rp->row_blocks * rp->k_blocks);
+    w->scratch_bytes = qjit__residual_scratch(rp, K);
+    w->H = qjit__alloc(ctx, w->nH * sizeof(double));
+    w->scores = qjit__alloc(ctx, w->nblocks * sizeof(double));
+    w->rank = qjit__alloc(ctx, w->nblocks * sizeof(qjit__residual_rank));
+    w->kept = qjit__alloc(ctx, w->nblocks * sizeof(int64_t));
+    w->scratch = qjit__alloc(ctx, w->scratch_bytes);
+    if (w->H && w->scores && w->rank && w->kept && w->scratch)
+        return QJIT_OK;
+    residual_work_free(ctx, w);
+    return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory choosing residual blocks (K=%lld, %lld blocks)",
+                       (long long)K, (long long)(rp->row_blocks * rp->k_blocks));
+}
+
+/* Writes the header of a buffer laid out as l. */
+static void write_header(uint8_t *hdr, const layout *l, qjit_scheme scheme, int group, int64_t N, int64_t K,
+                         int32_t param, uint32_t flags, uint32_t residual)
+{
+    const qjit__scheme *s = l->scheme;
+    memcpy(hdr + HDR_MAGIC, QJIT__WEIGHTS_MAGIC, 8);
+    qjit__store_u32(hdr + HDR_VERSION, VERSION);
+    qjit__store_u32(hdr + HDR_SCHEME, (uint32_t)scheme);
+    qjit__store_u64(hdr + HDR_N, (uint64_t)N);
+    qjit__store_u64(hdr + HDR_K, (uint64_t)K);
+    qjit__store_u32(hdr + HDR_GROUP, (uint32_t)group);
+    qjit__store_u32(hdr + HDR_FLAGS, flags);
+    qjit__store_u32(hdr + HDR_NSECTIONS, (uint32_t)l->nsections);
+    qjit__store_u32(hdr + HDR_HEADER_BYTES, (uint32_t)l->header);
+    qjit__store_u32(hdr + HDR_PARAM, (uint32_t)param);
+    qjit__store_u32(hdr + HDR_RESIDUAL, residual);
+    qjit__store_u64(hdr + HDR_PAYLOAD_BYTES, l->payload);
+    for (int i = 0; i < l->nsections; i++) {
+        const char *name = i < s->nsections ? s->sections[i] : qjit__residual_names[i - s->nsections];
+        uint8_t *e = hdr + HDR_TABLE + i * ENTRY_BYTES;
+        memcpy(e, name, strlen(name));
+        qjit__store_u64(e + 16, l->offset[i]);
+        qjit__store_u64(e + 24, l->bytes[i]);
+    }
+    size_t tail = HDR_TABLE + (size_t)ENTRY_BYTES * (size_t)l->nsections;
+    qjit__store_u64(hdr + tail, qjit__hash64(hdr + l->header, l->payload, 0));
+    qjit__store_u64(hdr + tail + 8, qjit__hash64(hdr, tail + 8, 0));
+}
+
 qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int group, const void *W,
                                      qjit_dtype dtype, int64_t N, int64_t K, const qjit_quantize_options *opts_in,
                                      void *out, size_t capacity, size_t *written)
 {
-    layout l;
-    qjit_status st = check_shape(ctx, scheme, group, N, K, &l);
+    qjit_quantize_options opts;
+    layout l, most;
+    qjit__residual_plan rp;
+    qjit_status st = plan_buffer(ctx, scheme, group, N, K, opts_in, &opts, &l, &rp, &most);
     if (st != QJIT_OK)
         return st;
-    qjit_quantize_options opts;
-    qjit_quantize_options_init(&opts);
-    if (opts_in) {
-        if (opts_in->struct_size == 0 || opts_in->struct_size > sizeof opts)
-            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_quantize_options.struct_size is %zu",
-                               opts_in->struct_size);
-        memcpy(&opts, opts_in, opts_in->struct_size);
-    }
     if (!W || !out)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !W ? "W" : "out");
     if (dtype != QJIT_DTYPE_F16 && dtype != QJIT_DTYPE_F32)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "unknown weight dtype %d", (int)dtype);
-    size_t need = l.header + l.payload;
+    size_t need = most.header + most.payload;
     if (capacity < need)
-        return qjit__error(ctx, QJIT_OVERFLOW, "packed weights need %zu bytes, capacity is %zu", need, capacity);
+        return qjit__error(ctx, QJIT_OVERFLOW, "packed weights need %zu bytes%s, capacity is %zu", need,
+                           rp.max_blocks ? " (at most, with the residual)" : "", capacity);
     const qjit__slabs src = {W, dtype, N, K};
     if ((st = find_nonfinite(ctx, &src)) != QJIT_OK)
         return st;
@@ -191,19 +323,24 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     size_t slab_floats = (size_t)(QJIT__PACK_N * K), scratch_bytes = s->scratch_bytes(K, group);
     float *slab = qjit__alloc(ctx, slab_floats * sizeof(float));
     void *scratch = qjit__alloc(ctx, scratch_bytes);
+    residual_work rw = {0};
     int32_t param = 0;
+    int weighted = 0;
     if (!slab || !scratch)
         st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory quantizing weights (K=%lld)", (long long)K);
-    else if (s->prepare)
+    if (st == QJIT_OK && rp.max_blocks && (st = residual_work_alloc(ctx, &rp, K, &rw)) == QJIT_OK)
+        weighted = qjit__residual_hessian(ctx, &opts, K, rw.H, &st);
+    if (st == QJIT_OK && s->prepare)
         st = s->prepare(ctx, &src, group, &opts, &param);
     if (st) {
         qjit__free(ctx, slab, slab_floats * sizeof(float));
         qjit__free(ctx, scratch, scratch_bytes);
+        residual_work_free(ctx, &rw);
         return st;
     }
 
     /* From here nothing can fail: the input is finite and the scratch is ours. */
-    uint8_t *hdr = out, *payload = hdr + l.header;
+    uint8_t *hdr = out, *payload = hdr + most.header;
     memset(out, 0, need);
     for (int64_t nb = 0; nb < N / QJIT__PACK_N; nb++) {
         uint8_t *dst[QJIT__MAX_SECTIONS];
@@ -215,27 +352,34 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     qjit__free(ctx, slab, slab_floats * sizeof(float));
     qjit__free(ctx, scratch, scratch_bytes);
 
-    memcpy(hdr + HDR_MAGIC, QJIT__WEIGHTS_MAGIC, 8);
-    qjit__store_u32(hdr + HDR_VERSION, VERSION);
-    qjit__store_u32(hdr + HDR_SCHEME, (uint32_t)scheme);
-    qjit__store_u64(hdr + HDR_N, (uint64_t)N);
-    qjit__store_u64(hdr + HDR_K, (uint64_t)K);
-    qjit__store_u32(hdr + HDR_GROUP, (uint32_t)group);
-    qjit__store_u32(hdr + HDR_NSECTIONS, (uint32_t)s->nsections);
-    qjit__store_u32(hdr + HDR_HEADER_BYTES, (uint32_t)l.header);
-    qjit__store_u32(hdr + HDR_PARAM, (uint32_t)param);
-    qjit__store_u64(hdr + HDR_PAYLOAD_BYTES, l.payload);
-    for (int i = 0; i < s->nsections; i++) {
-        uint8_t *e = hdr + HDR_TABLE + i * ENTRY_BYTES;
-        memcpy(e, s->sections[i], strlen(s->sections[i]));
-        qjit__store_u64(e + 16, l.offset[i]);
-        qjit__store_u64(e + 24, l.bytes[i]);
+    uint32_t flags = 0, residual = 0;
+    layout fin = l;
+    if (rp.max_blocks) {
+        /* The base as the kernels read it, then the blocks it leaves most
+         * error in. The header keeps its size: the section count is fixed. */
+        qjit__weights_view base = {.scheme = s, .version = VERSION, .group = group, .group_size = l.G, .N = N,
+                                   .K = K, .param = param, .payload = payload, .payload_bytes = l.payload,
+                                   .header_bytes = most.header, .nsections = s->nsections};
+        for (int i = 0; i < s->nsections; i++)
+            base.sections[i] = (qjit__section_view){"", l.offset[i], l.bytes[i]};
+        if (!weighted)
+            qjit__log(ctx, "%s: no calibration data for the residual's block choice: unweighted error (H = 1)",
+                      opts.layer_name ? opts.layer_name : "the layer");
+        qjit__residual_scores(&rp, &src, &base, weighted ? rw.H : NULL, rw.scratch, rw.scores);
+        int64_t blocks = qjit__residual_select(rw.scores, rp.row_blocks * rp.k_blocks, rp.max_blocks, rw.rank,
+                                               rw.kept);
+        add_residual(NULL, &fin, &rp, blocks);    /* no larger than `most`: cannot overflow */
+        uint8_t *dst[QJIT__RESIDUAL_SECTIONS];
+        for (int i = 0; i < QJIT__RESIDUAL_SECTIONS; i++)
+            dst[i] = payload + fin.offset[s->nsections + i];
+        qjit__residual_write(&rp, &src, &base, rw.kept, blocks, rw.scratch, dst);
+        residual_work_free(ctx, &rw);
+        flags = FLAG_RESIDUAL | (weighted ? FLAG_WEIGHTED : 0u);
+        residual = (uint32_t)rp.block_n | (uint32_t)rp.block_k << 16;
     }
-    size_t tail = HDR_TABLE + (size_t)ENTRY_BYTES * (size_t)s->nsections;
-    qjit__store_u64(hdr + tail, qjit__hash64(payload, l.payload, 0));
-    qjit__store_u64(hdr + tail + 8, qjit__hash64(hdr, tail + 8, 0));
+    write_header(hdr, &fin, scheme, group, N, K, param, flags, residual);
     if (written)
-        *written = need;
+        *written = fin.header + fin.payload;
     return QJIT_OK;
 }
 
@@ -327,34 +471,57 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
     int64_t N = (int64_t)qjit__load_u64(hdr + HDR_N), K = (int64_t)qjit__load_u64(hdr + HDR_K);
     int32_t group = (int32_t)qjit__load_u32(hdr + HDR_GROUP);
     layout l;
-    if (qjit__load_u32(hdr + HDR_FLAGS) != 0 || qjit__load_u32(hdr + HDR_RESERVED) != 0 ||
-        qjit__load_u32(hdr + HDR_HEADER_BYTES) != hbytes ||
+    uint32_t flags = qjit__load_u32(hdr + HDR_FLAGS), residual = qjit__load_u32(hdr + HDR_RESIDUAL);
+    int has_residual = (flags & FLAG_RESIDUAL) != 0;
+    if ((flags & ~(FLAG_RESIDUAL | FLAG_WEIGHTED)) || (!has_residual && (flags || residual)) ||
+        (has_residual && !residual) || qjit__load_u32(hdr + HDR_HEADER_BYTES) != hbytes ||
         check_shape(ctx, (qjit_scheme)scheme, group, N, K, &l) != QJIT_OK)
         return inconsistent(ctx, scheme, N, K, group);
-    if ((int)nsections != l.scheme->nsections)
-        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header lists %u sections; scheme %s has %d",
-                           nsections, l.scheme->name, l.scheme->nsections);
+    int expect = l.scheme->nsections + (has_residual ? QJIT__RESIDUAL_SECTIONS : 0);
+    if ((int)nsections != expect)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header lists %u sections; scheme %s has %d%s",
+                           nsections, l.scheme->name, l.scheme->nsections,
+                           has_residual ? " and the residual 3" : "");
     memset(v, 0, sizeof *v);
-    for (int i = 0; i < l.scheme->nsections; i++) {
+    size_t end = l.payload;    /* of the scheme's sections; the residual's follow */
+    for (int i = 0; i < expect; i++) {
+        const char *want = i < l.scheme->nsections ? l.scheme->sections[i]
+                                                   : qjit__residual_names[i - l.scheme->nsections];
         const uint8_t *e = hdr + HDR_TABLE + i * ENTRY_BYTES;
         char name[17];
         memcpy(name, e, 16);
         name[16] = '\0';
         uint64_t off = qjit__load_u64(e + 16), len = qjit__load_u64(e + 24);
         int padded = 1;   /* every byte after the name is NUL */
-        for (size_t j = strlen(l.scheme->sections[i]); j < 16; j++)
+        for (size_t j = strlen(want); j < 16; j++)
             padded &= e[j] == 0;
-        if (strcmp(name, l.scheme->sections[i]) || !padded)
+        if (strcmp(name, want) || !padded)
             return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight section %d is '%.16s'; scheme %s's is '%s'",
-                               i, name, l.scheme->name, l.scheme->sections[i]);
-        if (off != l.offset[i] || len != l.bytes[i])
-            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight section %s is %llu bytes at %llu; N=%lld "
-                               "K=%lld group=%d need %zu at %zu", name, (unsigned long long)len,
-                               (unsigned long long)off, (long long)N, (long long)K, group, l.bytes[i], l.offset[i]);
-        memcpy(v->sections[i].name, name, strlen(name) + 1);
-        v->sections[i].offset = l.offset[i];
-        v->sections[i].bytes = l.bytes[i];
+                               i, name, l.scheme->name, want);
+        if (i < l.scheme->nsections) {
+            if (off != l.offset[i] || len != l.bytes[i])
+                return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight section %s is %llu bytes at %llu; "
+                                   "N=%lld K=%lld group=%d need %zu at %zu", name, (unsigned long long)len,
+                                   (unsigned long long)off, (long long)N, (long long)K, group, l.bytes[i],
+                                   l.offset[i]);
+            memcpy(v->sections[i].name, name, strlen(name) + 1);
+            v->sections[i].offset = l.offset[i];
+            v->sections[i].bytes = l.bytes[i];
+            continue;
+        }
+        /* The residual's sizes depend on how many blocks were kept: each
+         * section where the last ended, aligned, and inside the buffer. */
+        if (off != align_section(end) || off < end || len > bytes || off > bytes - len)
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight section %s is %llu bytes at %llu; it must "
+                               "start at %zu and fit the %zu-byte buffer", name, (unsigned long long)len,
+                               (unsigned long long)off, align_section(end), bytes);
+        qjit__section_view *rs = &v->residual.sections[i - l.scheme->nsections];
+        memcpy(rs->name, name, strlen(name) + 1);
+        rs->offset = (size_t)off;
+        rs->bytes = (size_t)len;
+        end = (size_t)(off + len);
     }
+    l.payload = end;
     if (qjit__load_u64(hdr + HDR_PAYLOAD_BYTES) != l.payload)
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header says %llu payload bytes, N=%lld K=%lld "
                            "group=%d need %zu", (unsigned long long)qjit__load_u64(hdr + HDR_PAYLOAD_BYTES),
@@ -383,6 +550,12 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
     v->payload_bytes = l.payload;
     v->header_bytes = hbytes;
     v->nsections = l.scheme->nsections;
+    if (has_residual) {
+        v->residual.block_n = (int)(residual & 0xFFFFu);
+        v->residual.block_k = (int)(residual >> 16);
+        v->residual.weighted = (flags & FLAG_WEIGHTED) != 0;
+        return qjit__residual_check(ctx, v);
+    }
     return QJIT_OK;
 }
 
@@ -443,5 +616,41 @@ qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed, size_t b
         info->payload_bytes = v.payload_bytes;
         info->alpha = v.scheme->param_is_alpha ? ldexp(1.0, v.param) : 0.0;
     }
+    return QJIT_OK;
+}
+
+void qjit_residual_info_init(qjit_residual_info *info)
+{
+    if (!info)
+        return;
+    memset(info, 0, sizeof *info);
+    info->struct_size = sizeof *info;
+}
+
+qjit_status qjit_weights_residual(qjit_context *ctx, const void *packed, size_t bytes, qjit_residual_info *info)
+{
+    if (!info || info->struct_size == 0 || info->struct_size > sizeof *info)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_weights_residual: info is NULL or its struct_size (%zu) "
+                           "is wrong (qjit_residual_info_init sets it)", info ? info->struct_size : (size_t)0);
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st != QJIT_OK)
+        return st;
+    const qjit__residual_view *r = &v.residual;
+    qjit_residual_info out;
+    qjit_residual_info_init(&out);
+    if (r->block_n) {
+        out.block_n = r->block_n;
+        out.block_k = r->block_k;
+        out.blocks = r->blocks;
+        out.total_blocks = r->row_blocks * r->k_blocks;
+        out.density = (double)r->blocks / (double)out.total_blocks;
+        out.weighted = r->weighted;
+        for (int i = 0; i < QJIT__RESIDUAL_SECTIONS; i++)
+            out.bytes += r->sections[i].bytes;
+    }
+    size_t size = info->struct_size;
+    out.struct_size = size;
+    memcpy(info, &out, size);
     return QJIT_OK;
 }

@@ -8,14 +8,17 @@
  *   16  i64  N             rows (output channels), N % 16 == 0
  *   24  i64  K             columns (input channels), K % 64 == 0
  *   32  i32  group         0 = per channel; else K % group == 0, group % 64 == 0
- *   36  u32  flags         0
- *   40  u32  nsections     1 .. 8
+ *   36  u32  flags         bit 0: a sparse residual follows the scheme's sections
+ *                          (residual.h); bit 1: its blocks were chosen by
+ *                          Hessian-weighted error (only with bit 0); others 0
+ *   40  u32  nsections     1 .. 8 (the scheme's, plus 3 with a residual)
  *   44  u32  header_bytes  64 + 32 nsections + 16, rounded up to 256; the payload starts here
  *   48  i32  param         the scheme's layer parameter (scheme.h: prepare), else 0
- *   52  u32  reserved      0
+ *   52  u32  residual      block_n | block_k << 16 with a residual, else 0
  *   56  u64  payload_bytes
  *   64  nsections entries of 32 bytes:
- *         char name[16]    NUL-padded ("qweight", "gparams", "scale", "zero")
+ *         char name[16]    NUL-padded ("qweight", "gparams", "scale", "zero";
+ *                          "rptr", "ridx", "rweight" of the residual)
  *         u64  offset      from the payload's start, a multiple of 256
  *         u64  bytes
  *   64 + 32 nsections      u64 payload_hash   qjit__hash64(payload, payload_bytes, 0)
@@ -45,6 +48,15 @@ typedef struct qjit__section_view {
     size_t offset, bytes;        /* within the payload */
 } qjit__section_view;
 
+/* The sparse residual of a view (residual.h); block_n == 0: none. */
+typedef struct qjit__residual_view {
+    int block_n, block_k;
+    int weighted;                /* chosen by Hessian-weighted error */
+    int64_t row_blocks, k_blocks, blocks;
+    const uint8_t *rptr, *ridx, *rweight;   /* in the payload */
+    qjit__section_view sections[3];
+} qjit__residual_view;
+
 /* A verified view into a packed buffer (no copies). */
 struct qjit__weights_view {
     const qjit__scheme *scheme;
@@ -57,6 +69,7 @@ struct qjit__weights_view {
     size_t payload_bytes, header_bytes;
     int nsections;               /* the scheme's, in its order */
     qjit__section_view sections[QJIT__MAX_SECTIONS];
+    qjit__residual_view residual;   /* whole-layer: not moved by qjit__view_rows */
 };
 
 /* Parses and verifies (magic, version, scheme, sizes, section table, both

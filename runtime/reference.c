@@ -13,6 +13,7 @@
 #include "fp16.h"
 #include "bytes.h"
 #include "packed.h"
+#include "residual.h"
 #include "scheme.h"
 
 #include <math.h>
@@ -153,6 +154,7 @@ typedef struct gemm_job {
 typedef struct gemm_worker {
     gemm_job *job;
     int8_t *wq;                  /* PANEL_ROWS x K operand */
+    int8_t *r8;                  /* PANEL_ROWS x K residual operand, if the weights carry one */
     uint8_t *scratch;            /* PANEL_ROWS x K bytes for the scheme's unpacking */
     pthread_t thread;
 } gemm_worker;
@@ -196,10 +198,12 @@ static void add_dots(const gemm_job *job, const int8_t *x, int mrows, const int8
             sum[i * NR + j] += (uint32_t)part[i * NR + j] * scale[j];
 }
 
-static void gemm_panel(const gemm_job *job, int8_t *wq, uint8_t *scratch, int64_t n_begin, int64_t rows)
+static void gemm_panel(const gemm_job *job, int8_t *wq, int8_t *r8, uint8_t *scratch, int64_t n_begin, int64_t rows)
 {
     const qjit__weights_view *v = job->view;
     v->scheme->operand(v, n_begin, rows, wq, scratch);
+    if (r8)
+        qjit__residual_operand(v, n_begin, rows, r8);
     int64_t K = job->K, G = v->group_size;
     int fold = v->scheme->group_scale != NULL;
     for (int64_t m0 = 0; m0 < job->M; m0 += MR) {
@@ -218,6 +222,13 @@ static void gemm_panel(const gemm_job *job, int8_t *wq, uint8_t *scratch, int64_
                 for (int64_t k0 = 0; k0 < K; k0 += K_CHUNK)
                     add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum);
             }
+            if (r8) {
+                /* The residual's own MMAs into the same INT32 sums: the four
+                 * channels share a row block (blocks are 16-row multiples). */
+                int64_t first, count = qjit__residual_row(v, n_begin + j0, &first), bk = v->residual.block_k;
+                for (int64_t j = first; j < first + count; j++)
+                    add_dots(job, x, mrows, r8 + j0 * K, qjit__residual_kblock(v, j) * bk, bk, scale, sum);
+            }
             store_block(job, m0, mrows, n_begin + j0, sum);
         }
     }
@@ -233,7 +244,7 @@ static void *gemm_worker_main(void *arg)
             break;
         int64_t n0 = p * PANEL_ROWS;
         int64_t rows = job->N - n0 < PANEL_ROWS ? job->N - n0 : PANEL_ROWS;
-        gemm_panel(job, w->wq, w->scratch, n0, rows);
+        gemm_panel(job, w->wq, w->r8, w->scratch, n0, rows);
     }
     return NULL;
 }
@@ -293,9 +304,11 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
         workers[ready].job = &job;
         workers[ready].wq = qjit__alloc(ctx, panel_bytes);
         workers[ready].scratch = qjit__alloc(ctx, panel_bytes);
-        if (!workers[ready].wq || !workers[ready].scratch) {
+        workers[ready].r8 = view.residual.block_n ? qjit__alloc(ctx, panel_bytes) : NULL;
+        if (!workers[ready].wq || !workers[ready].scratch || (view.residual.block_n && !workers[ready].r8)) {
             qjit__free(ctx, workers[ready].wq, panel_bytes);
             qjit__free(ctx, workers[ready].scratch, panel_bytes);
+            qjit__free(ctx, workers[ready].r8, panel_bytes);
             break;
         }
     }
@@ -318,6 +331,7 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
     for (int i = 0; i < ready; i++) {
         qjit__free(ctx, workers[i].wq, panel_bytes);
         qjit__free(ctx, workers[i].scratch, panel_bytes);
+        qjit__free(ctx, workers[i].r8, panel_bytes);
     }
     qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
     qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));

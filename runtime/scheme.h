@@ -54,6 +54,13 @@ typedef struct qjit__scheme {
     /* Fold schemes (w4a8-is): the integer scale of row n and group gi that
      * multiplies the group's INT32 sum; NULL for the others. */
     int32_t (*group_scale)(const qjit__weights_view *v, int64_t n, int64_t gi);
+    /* The sparse residual (runtime/residual.c): the INT8 values of one row
+     * that the scheme's operand approximates (its first level), with the
+     * scale the epilogue applies to both; NULL: the scheme takes no
+     * residual. residual_problem: why it takes none at `group` (NULL: it
+     * does), when residual_target is set. */
+    float (*residual_target)(const float *w, int64_t K, int8_t *q8);
+    const char *(*residual_problem)(int group);
     /* The sections the epilogue reads per output channel: its float scale,
      * and its int32 zero point (-1: none; an empty section: none either). */
     int scale_section, zero_section;
@@ -75,6 +82,9 @@ float qjit__symmetric_row(const float *w, int64_t K, int limit, int8_t *q);
 /* Scratch of a two-level slab: Q8 and Q4 of 16 rows, two parameter bytes
  * per row and group. */
 size_t qjit__scratch_two_level(int64_t K, int group);
+/* The first level of the two-level schemes as a residual target:
+ * qjit__symmetric_row with the protective range. */
+float qjit__level1_row(const float *w, int64_t K, int8_t *q8);
 /* Round half away from zero of num / den for den > 0, in integers. */
 int qjit__round_div(int num, int den);
 /* The group parameters of a view: entry for (row block nb, group gi). */

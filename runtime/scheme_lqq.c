@@ -84,6 +84,7 @@ const qjit__scheme qjit__scheme_lqq = {
     .scratch_bytes = qjit__scratch_two_level,
     .quantize_slab = quantize_slab,
     .operand = operand,
+    .residual_target = qjit__level1_row,
     .reads_v1 = 1,
     .scale_section = 2,
     .zero_section = -1,

@@ -139,6 +139,14 @@ static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_
         }
 }
 
+/* Per channel, Q4 comes from W directly: no INT8 level for a residual. */
+static const char *residual_problem(int group)
+{
+    return group == 0 ? "per channel (g=0) it has no INT8 level for the residual to restore; use groups, or "
+                        "w4a8-lqq, whose per-channel weights have one"
+                      : NULL;
+}
+
 const qjit__scheme qjit__scheme_qoq = {
     .id = QJIT_SCHEME_W4A8_QOQ,
     .name = "w4a8-qoq",
@@ -149,6 +157,8 @@ const qjit__scheme qjit__scheme_qoq = {
     .scratch_bytes = qjit__scratch_two_level,
     .quantize_slab = quantize_slab,
     .operand = operand,
+    .residual_target = qjit__level1_row,
+    .residual_problem = residual_problem,
     .scale_section = 2,
     .zero_section = 3,
 };

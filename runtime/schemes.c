@@ -97,6 +97,11 @@ float qjit__symmetric_row(const float *w, int64_t K, int limit, int8_t *q)
     return s;
 }
 
+float qjit__level1_row(const float *w, int64_t K, int8_t *q8)
+{
+    return qjit__symmetric_row(w, K, QJIT__Q8_PROTECTED, q8);
+}
+
 size_t qjit__scratch_two_level(int64_t K, int group)
 {
     const int64_t G = group ? group : K;

@@ -277,3 +277,13 @@ int main(void)
         return 77;
     return failed == 0 ? 0 : 1;
 }
+
+void qt_add_tests(Suite *s, const qt_test *tests, size_t count, int timeout)
+{
+    for (size_t i = 0; i < count; i++) {
+        TCase *tc = tcase_create(tests[i].name);
+        tcase_set_timeout(tc, timeout);
+        tcase_add_loop_test(tc, tests[i].test, 0, tests[i].loops);
+        qt_add(s, tc, 0);
+    }
+}

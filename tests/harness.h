@@ -125,6 +125,14 @@ void qt_parse_bad(const qt_parser *p, const char *n1, const char *n2, int argc, 
 
 /* Adds tcase to suite, tagged "gpu" if gpu != 0. */
 void qt_add(Suite *s, TCase *tc, int gpu);
+/* A CPU test case of a suite's table: its loop test runs `loops` times. */
+typedef struct qt_test {
+    const char *name;
+    const TTest *test;
+    int loops;
+} qt_test;
+/* One CPU test case per entry of tests, each with the timeout in seconds. */
+void qt_add_tests(Suite *s, const qt_test *tests, size_t count, int timeout);
 
 /* Template folder of the source tree (compile-time define). */
 #ifndef QJIT_SOURCE_TEMPLATES

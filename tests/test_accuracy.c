@@ -118,6 +118,12 @@ START_TEST(each_option)
     PARSE_OK(&a, "--groups", "100");             /* not the parser's business: the scheme skips it */
     ck_assert_int_eq(a.groups[0], 100);
 
+    ck_assert_int_eq(a.nsparsity, 1);            /* the default: dense only */
+    ck_assert(a.sparsity[0] == 0.0);
+    PARSE_OK(&a, "--sparsity", "0,0.05,.1,1");
+    ck_assert_int_eq(a.nsparsity, 4);
+    ck_assert(a.sparsity[0] == 0.0 && a.sparsity[1] == 0.05 && a.sparsity[2] == 0.1 && a.sparsity[3] == 1.0);
+
     char *argv[] = {"quant-error", "--csv", "out.csv", "--json", "out.json"};
     qt_parse_ok(&parser, &a, 5, argv);
     ck_assert_ptr_eq(a.csv_path, argv[2]);       /* pointers into argv */
@@ -205,6 +211,14 @@ START_TEST(bad_lists)
     PARSE_BAD("--schemes", "empty", "--schemes", " , ");
     PARSE_BAD("--schemes", "unknown scheme", "--schemes",
               "a-very-long-name-that-no-scheme-could-ever-have-at-all");
+    PARSE_BAD("--sparsity", "'1.5'", "--sparsity", "0,1.5");
+    PARSE_BAD("--sparsity", "'-0.1'", "--sparsity", "-0.1");
+    PARSE_BAD("--sparsity", "'1e-1'", "--sparsity", "1e-1");
+    PARSE_BAD("--sparsity", "'0.1234567'", "--sparsity", "0.1234567");
+    PARSE_BAD("--sparsity", "'.'", "--sparsity", ".");
+    PARSE_BAD("--sparsity", "twice", "--sparsity", "0.1,0.10");
+    PARSE_BAD("--sparsity", "empty", "--sparsity", "0.1,,0.2");
+    PARSE_BAD("--sparsity", "more than 8", "--sparsity", "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8");
     PARSE_BAD("--groups", "'-64'", "--groups", "-64");
     PARSE_BAD("--groups", "'x'", "--groups", "64,x");
     PARSE_BAD("--groups", "'128k'", "--groups", "128k");
@@ -638,7 +652,7 @@ START_TEST(rows_small_layer)
         qjit_scheme s = p.jobs[i].scheme;
         int g = p.jobs[i].group;
         qa_row *r = &rows[i];
-        ck_assert_msg(qa_row_compute(ctx, &small, s, g, r, err, sizeof err) == 0, "%s g=%d: %s",
+        ck_assert_msg(qa_row_compute(ctx, &small, s, g, 0, r, err, sizeof err) == 0, "%s g=%d: %s",
                       qjit_scheme_name(s), g, err);
         const char *name = qjit_scheme_name(s);
         ck_assert_int_eq(r->scheme, s);
@@ -699,7 +713,7 @@ START_TEST(rows_small_layer)
     /* A row the library refuses: its message, nothing else. */
     qa_row r;
     memset(&r, 0x5A, sizeof r);
-    ck_assert_int_eq(qa_row_compute(ctx, &small, QJIT_SCHEME_W8A8, 64, &r, err, sizeof err), -1);
+    ck_assert_int_eq(qa_row_compute(ctx, &small, QJIT_SCHEME_W8A8, 64, 0, &r, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "w8a8 g=64") && strstr(err, "per-channel"), "message: %s", err);
     ck_assert_int_eq(r.group, 0x5A5A5A5A);
 }
@@ -711,9 +725,35 @@ START_TEST(rows_deterministic)
      * is exact in integers; the double sums run in a fixed order). */
     qa_row a, b;
     char err[512] = "";
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, &a, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
+}
+END_TEST
+
+START_TEST(rows_with_a_residual)
+{
+    /* Budgets: the error falls as the budget grows, the density is the
+     * budget (to the block), and a full budget reaches w8a8-like error. */
+    const double budgets[] = {0.0, 0.05, 0.1, 0.5, 1.0};
+    qa_row r[5];
+    char err[512] = "";
+    for (int i = 0; i < 5; i++) {
+        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, budgets[i], &r[i], err, sizeof err) == 0,
+                      "%s", err);
+        ck_assert(r[i].sparsity == budgets[i]);
+        ck_assert_msg(fabs(r[i].density - budgets[i]) < 0.01, "budget %g: density %g", budgets[i], r[i].density);
+        if (i)
+            ck_assert_msg(r[i].rel_error < r[i - 1].rel_error, "budget %g: error %g not below %g", budgets[i],
+                          r[i].rel_error, r[i - 1].rel_error);
+        ck_assert(i == 0 || r[i].bits_per_weight > r[i - 1].bits_per_weight);
+    }
+    qa_row floor_row;
+    ck_assert(qa_row_floor(&small, &floor_row, err, sizeof err) == 0);
+    ck_assert_msg(r[4].rel_error < 1.1 * floor_row.rel_error, "full budget %g, floor %g", r[4].rel_error,
+                  floor_row.rel_error);
+    /* A scheme without a residual is refused with the library's reason. */
+    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0.1, &r[0], err, sizeof err), -1);
 }
 END_TEST
 
@@ -750,6 +790,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(rows, layer_reference);
     tcase_add_test(rows, rows_small_layer);
     tcase_add_test(rows, rows_deterministic);
+    tcase_add_test(rows, rows_with_a_residual);
     tcase_set_timeout(rows, 60);
     qt_add(s, rows, 0);
     return s;

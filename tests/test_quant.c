@@ -2474,7 +2474,7 @@ END_TEST
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("quant");
-    struct { const char *name; const TTest *test; int loops; } tests[] = {
+    const qt_test tests[] = {
         {"quantize", quantize_matches_spec, QT_NCONFIGS},
         {"fp32_extremes", quantize_fp32_extremes, QT_NONE_PER_SCHEME},
         {"all_fp16", quantize_all_fp16_values, QT_NONE_PER_SCHEME},
@@ -2502,11 +2502,6 @@ Suite *qjit_test_suite(void)
         {"version1", version1_still_read, 1},
         {"sections_match_templates", sections_match_templates, 1},
     };
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        TCase *tc = tcase_create(tests[i].name);
-        tcase_set_timeout(tc, 120);
-        tcase_add_loop_test(tc, tests[i].test, 0, tests[i].loops);
-        qt_add(s, tc, 0);
-    }
+    qt_add_tests(s, tests, sizeof tests / sizeof tests[0], 120);
     return s;
 }

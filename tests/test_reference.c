@@ -796,7 +796,7 @@ END_TEST
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("reference");
-    struct { const char *name; const TTest *test; int loops; } tests[] = {
+    const qt_test tests[] = {
         {"half_to_float", half_to_float_all, 1},
         {"float_to_half", float_to_half_rounding, 1},
         {"activations", activations_quantize, 1},
@@ -810,11 +810,6 @@ Suite *qjit_test_suite(void)
         {"gemm_bad", gemm_bad_arguments, QT_NONE_PER_SCHEME},
         {"gemm_allocation_failures", gemm_allocation_failures, QT_NONE_PER_SCHEME},
     };
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        TCase *tc = tcase_create(tests[i].name);
-        tcase_set_timeout(tc, 120);
-        tcase_add_loop_test(tc, tests[i].test, 0, tests[i].loops);
-        qt_add(s, tc, 0);
-    }
+    qt_add_tests(s, tests, sizeof tests / sizeof tests[0], 120);
     return s;
 }

@@ -1,0 +1,363 @@
+/* residual.c -- the sparse 4-bit residual (residual.h): options, the
+ * Hessian diagonal, block scores and selection, the sections, their checks
+ * and the reference's operand. */
+#define _GNU_SOURCE
+#include "residual.h"
+#include "bytes.h"
+#include "core.h"
+#include "fp16.h"
+#include "layout.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const qjit__residual_names[QJIT__RESIDUAL_SECTIONS] = {"rptr", "ridx", "rweight"};
+
+enum { RPTR, RIDX, RWEIGHT };
+
+/* Bytes of one kept block, and of one of its 16-row slabs. */
+static size_t block_bytes(int bn, int bk) { return (size_t)bn * (size_t)bk / 2; }
+static size_t slab_bytes(int bk) { return (size_t)QJIT__PACK_N * (size_t)bk / 2; }
+
+/*------------------------------------------------------------------------
+ * Options
+ *------------------------------------------------------------------------*/
+
+/* The schemes that take a residual, for messages: "w4a8-lqq, w4a8-qoq". */
+static void residual_schemes(char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < qjit__nschemes && at < size; i++)
+        if (qjit__schemes[i]->residual_target)
+            at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? ", " : "", qjit__schemes[i]->name);
+}
+
+qjit_status qjit__residual_plan_make(qjit_context *ctx, const qjit__scheme *s, int group, int64_t N, int64_t K,
+                                     const qjit_quantize_options *o, qjit__residual_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    double rho = o->sparsity;
+    if (!isfinite(rho) || rho < 0.0 || rho > 1.0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "sparsity = %g must be a budget in [0, 1]", rho);
+    if (rho == 0.0)
+        return QJIT_OK;
+    if (!s->residual_target) {
+        char which[128];
+        residual_schemes(which, sizeof which);
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s takes no sparse residual (sparsity = %g); the residual "
+                           "restores the INT8 level of the two-level schemes (%s)", s->name, rho, which);
+    }
+    const char *why = s->residual_problem ? s->residual_problem(group) : NULL;
+    if (why)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s takes no sparse residual at g=%d: %s", s->name, group, why);
+    int bn = o->block_n, bk = o->block_k;
+    if (bn == 0)
+        bn = N % 64 == 0 ? 64 : N % 32 == 0 ? 32 : 16;
+    if (bn != 16 && bn != 32 && bn != 64 && bn != 128)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_n = %d: residual blocks have 16, 32, 64 or 128 rows",
+                           o->block_n);
+    if (N % bn != 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_n = %d does not divide N = %lld", bn, (long long)N);
+    if (bk == 0)
+        bk = 64;
+    if (bk != 64 && bk != 128)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_k = %d: residual blocks have 64 or 128 columns",
+                           o->block_k);
+    if (K % bk != 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_k = %d does not divide K = %lld", bk, (long long)K);
+    if (o->calib && o->hessian_diag)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "give calibration rows (calib) or the Hessian diagonal "
+                           "(hessian_diag), not both");
+    if (o->calib && (o->calib_rows <= 0 || (o->calib_dtype != QJIT_DTYPE_F16 && o->calib_dtype != QJIT_DTYPE_F32)))
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration rows: calib_rows = %lld must be > 0 and "
+                           "calib_dtype (%d) F16 or F32", (long long)o->calib_rows, (int)o->calib_dtype);
+    if (!o->calib && o->calib_rows != 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calib_rows = %lld but calib is NULL",
+                           (long long)o->calib_rows);
+    if (o->calib && o->calib_rows > INT64_MAX / K)
+        return qjit__error(ctx, QJIT_OVERFLOW, "calib_rows = %lld x K = %lld overflows", (long long)o->calib_rows,
+                           (long long)K);
+    plan->block_n = bn;
+    plan->block_k = bk;
+    plan->row_blocks = N / bn;
+    plan->k_blocks = K / bk;
+    /* ceil(rho x blocks), forgiving the last bits of a product that should
+     * be whole (0.1 x 640 is 64.00000000000001 in doubles). */
+    int64_t total = plan->row_blocks * plan->k_blocks;
+    double want = rho * (double)total;
+    int64_t keep = (int64_t)floor(want);
+    if (want - (double)keep > 1e-9 * (double)total)
+        keep++;
+    plan->max_blocks = keep < total ? keep : total;
+    return QJIT_OK;
+}
+
+void qjit__residual_sizes(const qjit__residual_plan *plan, int64_t blocks, size_t bytes[QJIT__RESIDUAL_SECTIONS])
+{
+    bytes[RPTR] = 4 * (size_t)(plan->row_blocks + 1);
+    bytes[RIDX] = 4 * (size_t)blocks;
+    bytes[RWEIGHT] = (size_t)blocks * block_bytes(plan->block_n, plan->block_k);
+}
+
+int qjit__residual_hessian(qjit_context *ctx, const qjit_quantize_options *o, int64_t K, double *H, qjit_status *st)
+{
+    *st = QJIT_OK;
+    if (o->hessian_diag) {
+        for (int64_t k = 0; k < K; k++) {
+            float h = o->hessian_diag[k];
+            if (!isfinite(h) || h < 0.0f) {
+                *st = qjit__error(ctx, QJIT_INVALID_ARGUMENT, "hessian_diag[%lld] = %g must be finite and >= 0",
+                                  (long long)k, (double)h);
+                return -1;
+            }
+            H[k] = h;
+        }
+        return 1;
+    }
+    if (!o->calib)
+        return 0;
+    for (int64_t k = 0; k < K; k++)
+        H[k] = 0.0;
+    for (int64_t t = 0; t < o->calib_rows; t++)
+        for (int64_t k = 0; k < K; k++) {
+            size_t i = (size_t)(t * K + k);
+            float x = o->calib_dtype == QJIT_DTYPE_F32 ? ((const float *)o->calib)[i]
+                                                        : qjit__half_to_float(((const uint16_t *)o->calib)[i]);
+            if (!isfinite(x)) {
+                *st = qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration value X[%lld, %lld] is %s", (long long)t,
+                                  (long long)k, isnan(x) ? "NaN" : "infinite");
+                return -1;
+            }
+            H[k] += (double)x * (double)x;
+        }
+    return 1;
+}
+
+/*------------------------------------------------------------------------
+ * One row block: Q8 (the target), Q8' (the base's operand), the scales
+ *------------------------------------------------------------------------*/
+
+size_t qjit__residual_scratch(const qjit__residual_plan *plan, int64_t K)
+{
+    size_t rows = (size_t)plan->block_n, k = (size_t)K;
+    /* wq, the operand's unpacking, q8, one slab as floats, the row block as
+     * floats, one residual slab of nibbles. */
+    return 3 * rows * k + rows * k * sizeof(float) + (size_t)QJIT__PACK_N * (size_t)plan->block_k;
+}
+
+typedef struct row_block {
+    int8_t *wq, *q8;             /* block_n x K */
+    uint8_t *unpack, *nib;
+    float *w;                    /* block_n x K */
+} row_block;
+
+static row_block carve(const qjit__residual_plan *plan, int64_t K, void *scratch)
+{
+    size_t area = (size_t)plan->block_n * (size_t)K;
+    uint8_t *p = scratch;
+    row_block b;
+    b.w = (float *)p;
+    b.wq = (int8_t *)(p + area * sizeof(float));
+    b.q8 = b.wq + area;
+    b.unpack = (uint8_t *)(b.q8 + area);
+    b.nib = b.unpack + area;
+    return b;
+}
+
+/* Fills b for row block r: the weights, Q8' and Q8. */
+static void load_row_block(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
+                           int64_t r, row_block *b)
+{
+    int64_t K = base->K, n0 = r * plan->block_n;
+    base->scheme->operand(base, n0, plan->block_n, b->wq, b->unpack);
+    for (int s = 0; s < plan->block_n / QJIT__PACK_N; s++)
+        qjit__slab_load(src, n0 / QJIT__PACK_N + s, b->w + (size_t)s * QJIT__PACK_N * (size_t)K);
+    for (int i = 0; i < plan->block_n; i++)
+        base->scheme->residual_target(b->w + (size_t)i * (size_t)K, K, b->q8 + (size_t)i * (size_t)K);
+}
+
+static int clamp_r8(int r) { return r < -8 ? -8 : r > 7 ? 7 : r; }
+
+void qjit__residual_scores(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
+                           const double *H, void *scratch, double *scores)
+{
+    int64_t K = base->K, bk = plan->block_k;
+    row_block b = carve(plan, K, scratch);
+    for (int64_t r = 0; r < plan->row_blocks; r++) {
+        double *row_scores = scores + r * plan->k_blocks;
+        for (int64_t kb = 0; kb < plan->k_blocks; kb++)
+            row_scores[kb] = 0.0;
+        load_row_block(plan, src, base, r, &b);
+        for (int i = 0; i < plan->block_n; i++) {
+            float scale;
+            int32_t zero;
+            qjit__channel(base, r * plan->block_n + i, &scale, &zero);
+            const double s = scale;
+            const float *w = b.w + (size_t)i * (size_t)K;
+            const int8_t *wq = b.wq + (size_t)i * (size_t)K, *q8 = b.q8 + (size_t)i * (size_t)K;
+            for (int64_t k = 0; k < K; k++) {
+                double e = (double)w[k] - s * wq[k];
+                double left = e - s * clamp_r8(q8[k] - wq[k]);
+                double gain = e * e - left * left;
+                row_scores[k / bk] += H ? H[k] * gain : gain;
+            }
+        }
+    }
+}
+
+/*------------------------------------------------------------------------
+ * Selection
+ *------------------------------------------------------------------------*/
+
+static int by_score(const void *a, const void *b)
+{
+    const qjit__residual_rank *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static int by_index(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int64_t qjit__residual_select(const double *scores, int64_t count, int64_t max_blocks, qjit__residual_rank *rank,
+                              int64_t *kept)
+{
+    int64_t positive = 0;
+    for (int64_t i = 0; i < count; i++)
+        if (scores[i] > 0.0)
+            rank[positive++] = (qjit__residual_rank){scores[i], i};
+    qsort(rank, (size_t)positive, sizeof *rank, by_score);
+    int64_t n = positive < max_blocks ? positive : max_blocks;
+    for (int64_t i = 0; i < n; i++)
+        kept[i] = rank[i].index;
+    qsort(kept, (size_t)n, sizeof *kept, by_index);
+    return n;
+}
+
+/*------------------------------------------------------------------------
+ * The sections
+ *------------------------------------------------------------------------*/
+
+void qjit__residual_write(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
+                          const int64_t *kept, int64_t blocks, void *scratch, uint8_t *const dst[QJIT__RESIDUAL_SECTIONS])
+{
+    int64_t K = base->K;
+    int bn = plan->block_n, bk = plan->block_k;
+    row_block b = carve(plan, K, scratch);
+    int64_t j = 0;
+    for (int64_t r = 0; r < plan->row_blocks; r++) {
+        qjit__store_u32(dst[RPTR] + 4 * r, (uint32_t)j);
+        if (j == blocks || kept[j] / plan->k_blocks != r)
+            continue;
+        load_row_block(plan, src, base, r, &b);
+        for (; j < blocks && kept[j] / plan->k_blocks == r; j++) {
+            int64_t kb = kept[j] % plan->k_blocks;
+            qjit__store_u32(dst[RIDX] + 4 * j, (uint32_t)kb);
+            uint8_t *out = dst[RWEIGHT] + (size_t)j * block_bytes(bn, bk);
+            for (int s = 0; s < bn / QJIT__PACK_N; s++) {
+                for (int i = 0; i < QJIT__PACK_N; i++) {
+                    size_t row = (size_t)(s * QJIT__PACK_N + i) * (size_t)K + (size_t)(kb * bk);
+                    for (int c = 0; c < bk; c++)
+                        b.nib[i * bk + c] = (uint8_t)(clamp_r8(b.q8[row + c] - b.wq[row + c]) + QJIT__RESIDUAL_BIAS);
+                }
+                qjit__pack4_slab(b.nib, bk, out + (size_t)s * slab_bytes(bk));
+            }
+        }
+    }
+    qjit__store_u32(dst[RPTR] + 4 * plan->row_blocks, (uint32_t)j);
+}
+
+qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v)
+{
+    qjit__residual_view *rv = &v->residual;
+    const qjit__scheme *s = v->scheme;
+    int bn = rv->block_n, bk = rv->block_k;
+    if (!s->residual_target || (s->residual_problem && s->residual_problem(v->group)))
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer (g=%d) has a sparse residual, which "
+                           "the scheme does not take there", s->name, v->group);
+    if ((bn != 16 && bn != 32 && bn != 64 && bn != 128) || v->N % bn || (bk != 64 && bk != 128) || v->K % bk)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual blocks of %d x %d do not tile N=%lld "
+                           "K=%lld", bn, bk, (long long)v->N, (long long)v->K);
+    rv->row_blocks = v->N / bn;
+    rv->k_blocks = v->K / bk;
+    const qjit__section_view *sec = rv->sections;
+    if (sec[RPTR].bytes != 4 * (size_t)(rv->row_blocks + 1) || sec[RIDX].bytes % 4 != 0)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual sections rptr (%zu bytes) and ridx "
+                           "(%zu bytes) do not fit %lld row blocks", sec[RPTR].bytes, sec[RIDX].bytes,
+                           (long long)rv->row_blocks);
+    int64_t blocks = (int64_t)(sec[RIDX].bytes / 4);
+    if (blocks > rv->row_blocks * rv->k_blocks || sec[RWEIGHT].bytes / block_bytes(bn, bk) != (size_t)blocks ||
+        sec[RWEIGHT].bytes % block_bytes(bn, bk) != 0)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual of %lld blocks has %zu bytes of "
+                           "values (%zu per block)", (long long)blocks, sec[RWEIGHT].bytes, block_bytes(bn, bk));
+    rv->blocks = blocks;
+    rv->rptr = v->payload + sec[RPTR].offset;
+    rv->ridx = v->payload + sec[RIDX].offset;
+    rv->rweight = v->payload + sec[RWEIGHT].offset;
+    if (qjit__load_u32(rv->rptr) != 0 || qjit__load_u32(rv->rptr + 4 * rv->row_blocks) != (uint32_t)blocks)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual row pointers run from %u to %u, not "
+                           "0 to %lld", qjit__load_u32(rv->rptr), qjit__load_u32(rv->rptr + 4 * rv->row_blocks),
+                           (long long)blocks);
+    for (int64_t r = 0; r < rv->row_blocks; r++) {
+        uint32_t a = qjit__load_u32(rv->rptr + 4 * r), e = qjit__load_u32(rv->rptr + 4 * (r + 1));
+        if (e < a)
+            return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual row pointers decrease at row "
+                               "block %lld (%u, then %u)", (long long)r, a, e);
+        for (uint32_t j = a; j < e; j++) {
+            uint32_t kb = qjit__load_u32(rv->ridx + 4 * (size_t)j);
+            if (kb >= rv->k_blocks || (j > a && kb <= qjit__load_u32(rv->ridx + 4 * (size_t)(j - 1))))
+                return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual block %u of row block %lld "
+                                   "has k-block %u (k-blocks must increase and stay below %lld)", j, (long long)r,
+                                   kb, (long long)rv->k_blocks);
+        }
+    }
+    return QJIT_OK;
+}
+
+/*------------------------------------------------------------------------
+ * The reference
+ *------------------------------------------------------------------------*/
+
+int64_t qjit__residual_row(const qjit__weights_view *v, int64_t n, int64_t *first)
+{
+    const qjit__residual_view *rv = &v->residual;
+    if (!rv->block_n) {
+        *first = 0;
+        return 0;
+    }
+    int64_t r = n / rv->block_n;
+    *first = qjit__load_u32(rv->rptr + 4 * r);
+    return (int64_t)qjit__load_u32(rv->rptr + 4 * (r + 1)) - *first;
+}
+
+int64_t qjit__residual_kblock(const qjit__weights_view *v, int64_t j)
+{
+    return qjit__load_u32(v->residual.ridx + 4 * (size_t)j);
+}
+
+void qjit__residual_operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *r8)
+{
+    const qjit__residual_view *rv = &v->residual;
+    int bn = rv->block_n, bk = rv->block_k;
+    int64_t K = v->K;
+    uint8_t nib[QJIT__PACK_N * 128];
+    for (int64_t n = n0; n < n0 + rows; n += QJIT__PACK_N) {
+        int64_t first, count = qjit__residual_row(v, n, &first);
+        int s = (int)(n % bn) / QJIT__PACK_N;    /* the slab of its block */
+        for (int64_t j = first; j < first + count; j++) {
+            int64_t kb = qjit__residual_kblock(v, j);
+            const uint8_t *src = rv->rweight + (size_t)j * block_bytes(bn, bk) + (size_t)s * slab_bytes(bk);
+            qjit__unpack4_rows(src, QJIT__PACK_N, bk, nib);
+            for (int i = 0; i < QJIT__PACK_N; i++)
+                for (int c = 0; c < bk; c++)
+                    r8[(n - n0 + i) * K + kb * bk + c] = (int8_t)(nib[i * bk + c] - QJIT__RESIDUAL_BIAS);
+        }
+    }
+}
