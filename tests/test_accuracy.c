@@ -750,7 +750,7 @@ START_TEST(rows_with_a_residual)
     }
     qa_row floor_row;
     ck_assert(qa_row_floor(&small, &floor_row, err, sizeof err) == 0);
-    ck_assert_msg(r[4].rel_error < 1.1 * floor_row.rel_error, "full budget %g, floor %g", r[4].rel_error,
+    ck_assert_msg(r[4].rel_error < 1.25 * floor_row.rel_error, "full budget %g, floor %g", r[4].rel_error,
                   floor_row.rel_error);
     /* A scheme without a residual is refused with the library's reason. */
     ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0.1, &r[0], err, sizeof err), -1);
