@@ -558,9 +558,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     size_t cap = 0, written = 0;
     qjit_status st = qjit_packed_size_ex(ctx, scheme, group, L->N, L->K, &o, &cap);
     if (st) {
-        /* Once more through the quantizer, which says why (the shape is checked first). */
-        st = qjit_quantize_weights_ex(ctx, scheme, group, L->W, QJIT_DTYPE_F32, L->N, L->K, &o, NULL, 0, &written);
-        lib_message(ctx, st, m, sizeof m);
+        lib_message(ctx, st, m, sizeof m);    /* the same checks as the quantizer's, the same words */
         qa_say(err, errlen, "%s g=%d: %s", name, group, m);
         return -1;
     }
@@ -643,29 +641,38 @@ const char *qa_group_text(int group, char *buf, size_t size)
     return buf;
 }
 
+/* Whether the library refuses (scheme, group, options) on N x K: its reason in m. */
+static int refused(qjit_context *ctx, qjit_scheme s, int group, int64_t N, int64_t K, const qjit_quantize_options *o,
+                   char *m, size_t size)
+{
+    size_t bytes;
+    qjit_status st = qjit_packed_size_ex(ctx, s, group, N, K, o, &bytes);
+    if (st)
+        lib_message(ctx, st, m, size);
+    return st != QJIT_OK;
+}
+
+static void add_skip(qa_plan *p, qjit_scheme s, int group, double sparsity, const char *reason)
+{
+    qa_skip *k = &p->skips[p->nskips++];
+    *k = (qa_skip){s, group, sparsity, ""};
+    snprintf(k->reason, sizeof k->reason, "%.*s", (int)sizeof k->reason - 1, reason);
+}
+
 int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, size_t errlen)
 {
     qa_plan p;
     p.njobs = p.nskips = 0;
-    float dummy = 0;    /* the quantizer checks the shape before it reads W */
     for (int i = 0; i < a->nschemes; i++)
         for (int j = 0; j < a->ngroups; j++) {
             qjit_scheme s = a->schemes[i];
             int group = a->groups[j];
             char m[512];
-            size_t bytes, written;
             /* Does the scheme take the group at all? Ask on a shape every
              * group fits: K = the group itself when it is a multiple of 64. */
             int64_t probe_k = group > 0 && group % 64 == 0 ? group : 64;
-            qjit_status st = qjit_packed_size(s, group, 16, probe_k, &bytes);
-            if (st) {
-                st = qjit_quantize_weights(ctx, s, group, &dummy, QJIT_DTYPE_F32, 16, probe_k, NULL, 0, &written);
-                lib_message(ctx, st, m, sizeof m);
-                qa_skip *k = &p.skips[p.nskips++];
-                k->scheme = s;
-                k->group = group;
-                k->sparsity = 0;
-                snprintf(k->reason, sizeof k->reason, "%.*s", (int)sizeof k->reason - 1, m);
+            if (refused(ctx, s, group, 16, probe_k, NULL, m, sizeof m)) {
+                add_skip(&p, s, group, 0, m);
                 continue;
             }
             for (int b = 0; b < a->nsparsity; b++) {
@@ -673,23 +680,14 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
                 qjit_quantize_options_init(&o);
                 o.sparsity = a->sparsity[b];
                 /* A budget the scheme does not take at this group: a skip. */
-                if (o.sparsity > 0 && qjit_packed_size_ex(ctx, s, group, 16, probe_k, &o, &bytes)) {
-                    st = qjit_quantize_weights_ex(ctx, s, group, &dummy, QJIT_DTYPE_F32, 16, probe_k, &o, NULL, 0,
-                                                  &written);
-                    lib_message(ctx, st, m, sizeof m);
-                    qa_skip *k = &p.skips[p.nskips++];
-                    *k = (qa_skip){s, group, o.sparsity, ""};
-                    snprintf(k->reason, sizeof k->reason, "%.*s", (int)sizeof k->reason - 1, m);
+                if (o.sparsity > 0 && refused(ctx, s, group, 16, probe_k, &o, m, sizeof m)) {
+                    add_skip(&p, s, group, o.sparsity, m);
                     continue;
                 }
                 /* It does: then a refusal of this shape is the user's to fix. */
-                st = qjit_packed_size_ex(ctx, s, group, a->n, a->k, &o, &bytes);
-                if (st) {
-                    st = qjit_quantize_weights_ex(ctx, s, group, &dummy, QJIT_DTYPE_F32, a->n, a->k, &o, NULL, 0,
-                                                  &written);
-                    lib_message(ctx, st, m, sizeof m);
-                    qa_say(err, errlen, "%s g=%d sparsity %g on a %lld x %lld layer: %s", qjit_scheme_name(s), group,
-                           o.sparsity, a->n, a->k, m);
+                if (refused(ctx, s, group, a->n, a->k, &o, m, sizeof m)) {
+                    qa_say(err, errlen, "%s g=%d%s on a %lld x %lld layer: %s", qjit_scheme_name(s), group,
+                           o.sparsity > 0 ? " with a residual" : "", a->n, a->k, m);
                     return -1;
                 }
                 p.jobs[p.njobs++] = (qa_job){s, group, o.sparsity};

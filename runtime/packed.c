@@ -37,10 +37,14 @@ enum { FLAG_RESIDUAL = 1u, FLAG_WEIGHTED = 2u };
 /* Version 1's (the schemes with reads_v1). */
 enum { V1_HEADER = 64, V1_PAYLOAD_BYTES = 40, V1_PAYLOAD_HASH = 48, V1_HEADER_HASH = 56 };
 
+static size_t align_section(size_t at)
+{
+    return (at + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
+}
+
 static size_t header_bytes(int nsections)
 {
-    size_t n = HDR_TABLE + (size_t)ENTRY_BYTES * (size_t)nsections + 16;
-    return (n + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
+    return align_section(HDR_TABLE + (size_t)ENTRY_BYTES * (size_t)nsections + 16);
 }
 
 /* The sections of a validated shape: sizes, 256-aligned offsets, payload
@@ -52,11 +56,6 @@ typedef struct layout {
     size_t bytes[QJIT__MAX_SECTIONS], offset[QJIT__MAX_SECTIONS];
     size_t payload, header;
 } layout;
-
-static size_t align_section(size_t at)
-{
-    return (at + QJIT__SECTION_ALIGN - 1) / QJIT__SECTION_ALIGN * QJIT__SECTION_ALIGN;
-}
 
 /* Appends the residual's sections for `blocks` kept blocks to l. */
 static qjit_status add_residual(qjit_context *ctx, layout *l, const qjit__residual_plan *plan, int64_t blocks)
@@ -230,44 +229,6 @@ qjit_status qjit_quantize_weights(qjit_context *ctx, qjit_scheme scheme, int gro
     return qjit_quantize_weights_ex(ctx, scheme, group, W, dtype, N, K, NULL, out, capacity, written);
 }
 
-/* The residual's working memory: the Hessian diagonal, the scores, the
- * ranking, the kept blocks and one row block's scratch. */
-typedef struct residual_work {
-    double *H, *scores;
-    qjit__residual_rank *rank;
-    int64_t *kept;
-    void *scratch;
-    size_t nH, nblocks, scratch_bytes;
-} residual_work;
-
-static void residual_work_free(qjit_context *ctx, residual_work *w)
-{
-    qjit__free(ctx, w->H, w->nH * sizeof(double));
-    qjit__free(ctx, w->scores, w->nblocks * sizeof(double));
-    qjit__free(ctx, w->rank, w->nblocks * sizeof(qjit__residual_rank));
-    qjit__free(ctx, w->kept, w->nblocks * sizeof(int64_t));
-    qjit__free(ctx, w->scratch, w->scratch_bytes);
-    memset(w, 0, sizeof *w);
-}
-
-static qjit_status residual_work_alloc(qjit_context *ctx, const qjit__residual_plan *rp, int64_t K, residual_work *w)
-{
-    memset(w, 0, sizeof *w);
-    w->nH = (size_t)K;
-    w->nblocks = (size_t)(rp->row_blocks * rp->k_blocks);
-    w->scratch_bytes = qjit__residual_scratch(rp, K);
-    w->H = qjit__alloc(ctx, w->nH * sizeof(double));
-    w->scores = qjit__alloc(ctx, w->nblocks * sizeof(double));
-    w->rank = qjit__alloc(ctx, w->nblocks * sizeof(qjit__residual_rank));
-    w->kept = qjit__alloc(ctx, w->nblocks * sizeof(int64_t));
-    w->scratch = qjit__alloc(ctx, w->scratch_bytes);
-    if (w->H && w->scores && w->rank && w->kept && w->scratch)
-        return QJIT_OK;
-    residual_work_free(ctx, w);
-    return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory choosing residual blocks (K=%lld, %lld blocks)",
-                       (long long)K, (long long)(rp->row_blocks * rp->k_blocks));
-}
-
 /* Writes the header of a buffer laid out as l. */
 static void write_header(uint8_t *hdr, const layout *l, qjit_scheme scheme, int group, int64_t N, int64_t K,
                          int32_t param, uint32_t flags, uint32_t residual)
@@ -297,6 +258,29 @@ static void write_header(uint8_t *hdr, const layout *l, qjit_scheme scheme, int 
     qjit__store_u64(hdr + tail + 8, qjit__hash64(hdr, tail + 8, 0));
 }
 
+/* The view of a buffer laid out as l (its scheme's sections; the residual,
+ * if any, is filled apart). */
+static void view_of(qjit__weights_view *v, const layout *l, uint32_t version, int group, int64_t N, int64_t K,
+                    int32_t param, const uint8_t *payload, size_t payload_bytes, size_t header)
+{
+    v->scheme = l->scheme;
+    v->version = version;
+    v->group = group;
+    v->group_size = l->G;
+    v->N = N;
+    v->K = K;
+    v->param = param;
+    v->payload = payload;
+    v->payload_bytes = payload_bytes;
+    v->header_bytes = header;
+    v->nsections = l->scheme->nsections;
+    for (int i = 0; i < v->nsections; i++) {
+        snprintf(v->sections[i].name, sizeof v->sections[i].name, "%s", l->scheme->sections[i]);
+        v->sections[i].offset = l->offset[i];
+        v->sections[i].bytes = l->bytes[i];
+    }
+}
+
 qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int group, const void *W,
                                      qjit_dtype dtype, int64_t N, int64_t K, const qjit_quantize_options *opts_in,
                                      void *out, size_t capacity, size_t *written)
@@ -323,19 +307,18 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     size_t slab_floats = (size_t)(QJIT__PACK_N * K), scratch_bytes = s->scratch_bytes(K, group);
     float *slab = qjit__alloc(ctx, slab_floats * sizeof(float));
     void *scratch = qjit__alloc(ctx, scratch_bytes);
-    residual_work rw = {0};
+    qjit__residual_work rw = {0};
     int32_t param = 0;
-    int weighted = 0;
     if (!slab || !scratch)
         st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory quantizing weights (K=%lld)", (long long)K);
-    if (st == QJIT_OK && rp.max_blocks && (st = residual_work_alloc(ctx, &rp, K, &rw)) == QJIT_OK)
-        weighted = qjit__residual_hessian(ctx, &opts, K, rw.H, &st);
+    if (st == QJIT_OK && rp.max_blocks)
+        st = qjit__residual_begin(ctx, &rp, &opts, K, &rw);
     if (st == QJIT_OK && s->prepare)
         st = s->prepare(ctx, &src, group, &opts, &param);
     if (st) {
         qjit__free(ctx, slab, slab_floats * sizeof(float));
         qjit__free(ctx, scratch, scratch_bytes);
-        residual_work_free(ctx, &rw);
+        qjit__residual_end(ctx, &rw);
         return st;
     }
 
@@ -357,24 +340,16 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     if (rp.max_blocks) {
         /* The base as the kernels read it, then the blocks it leaves most
          * error in. The header keeps its size: the section count is fixed. */
-        qjit__weights_view base = {.scheme = s, .version = VERSION, .group = group, .group_size = l.G, .N = N,
-                                   .K = K, .param = param, .payload = payload, .payload_bytes = l.payload,
-                                   .header_bytes = most.header, .nsections = s->nsections};
-        for (int i = 0; i < s->nsections; i++)
-            base.sections[i] = (qjit__section_view){"", l.offset[i], l.bytes[i]};
-        if (!weighted)
-            qjit__log(ctx, "%s: no calibration data for the residual's block choice: unweighted error (H = 1)",
-                      opts.layer_name ? opts.layer_name : "the layer");
-        qjit__residual_scores(&rp, &src, &base, weighted ? rw.H : NULL, rw.scratch, rw.scores);
-        int64_t blocks = qjit__residual_select(rw.scores, rp.row_blocks * rp.k_blocks, rp.max_blocks, rw.rank,
-                                               rw.kept);
+        qjit__weights_view base = {0};
+        view_of(&base, &l, VERSION, group, N, K, param, payload, l.payload, most.header);
+        int64_t blocks = qjit__residual_choose(ctx, &rp, &src, &base, opts.layer_name, &rw);
         add_residual(NULL, &fin, &rp, blocks);    /* no larger than `most`: cannot overflow */
         uint8_t *dst[QJIT__RESIDUAL_SECTIONS];
         for (int i = 0; i < QJIT__RESIDUAL_SECTIONS; i++)
             dst[i] = payload + fin.offset[s->nsections + i];
-        qjit__residual_write(&rp, &src, &base, rw.kept, blocks, rw.scratch, dst);
-        residual_work_free(ctx, &rw);
-        flags = FLAG_RESIDUAL | (weighted ? FLAG_WEIGHTED : 0u);
+        qjit__residual_write(&rp, &src, &base, &rw, blocks, dst);
+        flags = FLAG_RESIDUAL | (rw.weighted ? FLAG_WEIGHTED : 0u);
+        qjit__residual_end(ctx, &rw);
         residual = (uint32_t)rp.block_n | (uint32_t)rp.block_k << 16;
     }
     write_header(hdr, &fin, scheme, group, N, K, param, flags, residual);
@@ -420,21 +395,7 @@ static qjit_status view_v1(qjit_context *ctx, const uint8_t *hdr, size_t bytes, 
     if (verify_payload && qjit__hash64(hdr + V1_HEADER, at, 0) != qjit__load_u64(hdr + V1_PAYLOAD_HASH))
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight payload checksum mismatch");
     memset(v, 0, sizeof *v);
-    v->scheme = l.scheme;
-    v->version = 1;
-    v->group = group;
-    v->group_size = l.G;
-    v->N = N;
-    v->K = K;
-    v->payload = hdr + V1_HEADER;
-    v->payload_bytes = at;
-    v->header_bytes = V1_HEADER;
-    v->nsections = l.scheme->nsections;
-    for (int i = 0; i < v->nsections; i++) {
-        snprintf(v->sections[i].name, sizeof v->sections[i].name, "%s", l.scheme->sections[i]);
-        v->sections[i].offset = l.offset[i];
-        v->sections[i].bytes = l.bytes[i];
-    }
+    view_of(v, &l, 1, group, N, K, 0, hdr + V1_HEADER, at, V1_HEADER);
     return QJIT_OK;
 }
 
@@ -504,10 +465,7 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
                                    "N=%lld K=%lld group=%d need %zu at %zu", name, (unsigned long long)len,
                                    (unsigned long long)off, (long long)N, (long long)K, group, l.bytes[i],
                                    l.offset[i]);
-            memcpy(v->sections[i].name, name, strlen(name) + 1);
-            v->sections[i].offset = l.offset[i];
-            v->sections[i].bytes = l.bytes[i];
-            continue;
+            continue;    /* as laid out: view_of fills it */
         }
         /* The residual's sizes depend on how many blocks were kept: each
          * section where the last ended, aligned, and inside the buffer. */
@@ -539,17 +497,7 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
     const uint8_t *payload = hdr + hbytes;
     if (verify_payload && qjit__hash64(payload, l.payload, 0) != qjit__load_u64(hdr + tail))
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight payload checksum mismatch");
-    v->scheme = l.scheme;
-    v->version = VERSION;
-    v->group = group;
-    v->group_size = l.G;
-    v->N = N;
-    v->K = K;
-    v->param = param;
-    v->payload = payload;
-    v->payload_bytes = l.payload;
-    v->header_bytes = hbytes;
-    v->nsections = l.scheme->nsections;
+    view_of(v, &l, VERSION, group, N, K, param, payload, l.payload, hbytes);
     if (has_residual) {
         v->residual.block_n = (int)(residual & 0xFFFFu);
         v->residual.block_k = (int)(residual >> 16);

@@ -25,7 +25,7 @@ static size_t slab_bytes(int bk) { return (size_t)QJIT__PACK_N * (size_t)bk / 2;
  * Options
  *------------------------------------------------------------------------*/
 
-/* The schemes that take a residual, for messages: "w4a8-lqq, w4a8-qoq". */
+/* The names of the schemes that take a residual, for messages. */
 static void residual_schemes(char *buf, size_t size)
 {
     size_t at = 0;
@@ -34,6 +34,18 @@ static void residual_schemes(char *buf, size_t size)
         if (qjit__schemes[i]->residual_target)
             at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? ", " : "", qjit__schemes[i]->name);
 }
+
+/* Whether scheme s takes a residual at `group`: 1, or 0 with *why (NULL
+ * when the scheme takes none at all). */
+static int takes_residual(const qjit__scheme *s, int group, const char **why)
+{
+    *why = s->residual_target && s->residual_problem ? s->residual_problem(group) : NULL;
+    return s->residual_target && !*why;
+}
+
+/* Block shapes the residual has: 16/32/64/128 rows, 64/128 columns. */
+static int valid_rows(int bn) { return bn == 16 || bn == 32 || bn == 64 || bn == 128; }
+static int valid_cols(int bk) { return bk == 64 || bk == 128; }
 
 qjit_status qjit__residual_plan_make(qjit_context *ctx, const qjit__scheme *s, int group, int64_t N, int64_t K,
                                      const qjit_quantize_options *o, qjit__residual_plan *plan)
@@ -44,26 +56,27 @@ qjit_status qjit__residual_plan_make(qjit_context *ctx, const qjit__scheme *s, i
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "sparsity = %g must be a budget in [0, 1]", rho);
     if (rho == 0.0)
         return QJIT_OK;
-    if (!s->residual_target) {
+    const char *why;
+    if (!takes_residual(s, group, &why)) {
+        if (why)
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s takes no sparse residual at g=%d: %s", s->name, group,
+                               why);
         char which[128];
         residual_schemes(which, sizeof which);
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s takes no sparse residual (sparsity = %g); the residual "
                            "restores the INT8 level of the two-level schemes (%s)", s->name, rho, which);
     }
-    const char *why = s->residual_problem ? s->residual_problem(group) : NULL;
-    if (why)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s takes no sparse residual at g=%d: %s", s->name, group, why);
     int bn = o->block_n, bk = o->block_k;
     if (bn == 0)
         bn = N % 64 == 0 ? 64 : N % 32 == 0 ? 32 : 16;
-    if (bn != 16 && bn != 32 && bn != 64 && bn != 128)
+    if (!valid_rows(bn))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_n = %d: residual blocks have 16, 32, 64 or 128 rows",
                            o->block_n);
     if (N % bn != 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_n = %d does not divide N = %lld", bn, (long long)N);
     if (bk == 0)
         bk = 64;
-    if (bk != 64 && bk != 128)
+    if (!valid_cols(bk))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "block_k = %d: residual blocks have 64 or 128 columns",
                            o->block_k);
     if (K % bk != 0)
@@ -102,7 +115,9 @@ void qjit__residual_sizes(const qjit__residual_plan *plan, int64_t blocks, size_
     bytes[RWEIGHT] = (size_t)blocks * block_bytes(plan->block_n, plan->block_k);
 }
 
-int qjit__residual_hessian(qjit_context *ctx, const qjit_quantize_options *o, int64_t K, double *H, qjit_status *st)
+/* H[k] from o: 1 when it holds weights, 0 when o has none (unweighted), -1
+ * with *st set for bad calibration data or diagonal. */
+static int hessian(qjit_context *ctx, const qjit_quantize_options *o, int64_t K, double *H, qjit_status *st)
 {
     *st = QJIT_OK;
     if (o->hessian_diag) {
@@ -140,7 +155,7 @@ int qjit__residual_hessian(qjit_context *ctx, const qjit_quantize_options *o, in
  * One row block: Q8 (the target), Q8' (the base's operand), the scales
  *------------------------------------------------------------------------*/
 
-size_t qjit__residual_scratch(const qjit__residual_plan *plan, int64_t K)
+static size_t scratch_bytes(const qjit__residual_plan *plan, int64_t K)
 {
     size_t rows = (size_t)plan->block_n, k = (size_t)K;
     /* wq, the operand's unpacking, q8, one slab as floats, the row block as
@@ -181,8 +196,9 @@ static void load_row_block(const qjit__residual_plan *plan, const qjit__slabs *s
 
 static int clamp_r8(int r) { return r < -8 ? -8 : r > 7 ? 7 : r; }
 
-void qjit__residual_scores(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
-                           const double *H, void *scratch, double *scores)
+/* Every block's score (scores[r * k_blocks + kb]); H may be NULL (1). */
+static void scores_of(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
+                      const double *H, void *scratch, double *scores)
 {
     int64_t K = base->K, bk = plan->block_k;
     row_block b = carve(plan, K, scratch);
@@ -242,15 +258,63 @@ int64_t qjit__residual_select(const double *scores, int64_t count, int64_t max_b
 }
 
 /*------------------------------------------------------------------------
+ * The work of a quantization
+ *------------------------------------------------------------------------*/
+
+void qjit__residual_end(qjit_context *ctx, qjit__residual_work *w)
+{
+    qjit__free(ctx, w->H, w->nH * sizeof(double));
+    qjit__free(ctx, w->scores, w->nblocks * sizeof(double));
+    qjit__free(ctx, w->rank, w->nblocks * sizeof(qjit__residual_rank));
+    qjit__free(ctx, w->kept, w->nblocks * sizeof(int64_t));
+    qjit__free(ctx, w->scratch, w->scratch_bytes);
+    memset(w, 0, sizeof *w);
+}
+
+qjit_status qjit__residual_begin(qjit_context *ctx, const qjit__residual_plan *plan, const qjit_quantize_options *o,
+                                 int64_t K, qjit__residual_work *w)
+{
+    memset(w, 0, sizeof *w);
+    w->nH = (size_t)K;
+    w->nblocks = (size_t)(plan->row_blocks * plan->k_blocks);
+    w->scratch_bytes = scratch_bytes(plan, K);
+    w->H = qjit__alloc(ctx, w->nH * sizeof(double));
+    w->scores = qjit__alloc(ctx, w->nblocks * sizeof(double));
+    w->rank = qjit__alloc(ctx, w->nblocks * sizeof(qjit__residual_rank));
+    w->kept = qjit__alloc(ctx, w->nblocks * sizeof(int64_t));
+    w->scratch = qjit__alloc(ctx, w->scratch_bytes);
+    qjit_status st = QJIT_OK;
+    if (!w->H || !w->scores || !w->rank || !w->kept || !w->scratch)
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory choosing residual blocks (K=%lld, %zu blocks)",
+                         (long long)K, w->nblocks);
+    else
+        w->weighted = hessian(ctx, o, K, w->H, &st);
+    if (st != QJIT_OK)
+        qjit__residual_end(ctx, w);
+    return st;
+}
+
+int64_t qjit__residual_choose(qjit_context *ctx, const qjit__residual_plan *plan, const qjit__slabs *src,
+                              const qjit__weights_view *base, const char *layer, qjit__residual_work *w)
+{
+    if (!w->weighted)
+        qjit__log(ctx, "%s: no calibration data for the residual's block choice: unweighted error (H = 1)",
+                  layer ? layer : "the layer");
+    scores_of(plan, src, base, w->weighted ? w->H : NULL, w->scratch, w->scores);
+    return qjit__residual_select(w->scores, (int64_t)w->nblocks, plan->max_blocks, w->rank, w->kept);
+}
+
+/*------------------------------------------------------------------------
  * The sections
  *------------------------------------------------------------------------*/
 
 void qjit__residual_write(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
-                          const int64_t *kept, int64_t blocks, void *scratch, uint8_t *const dst[QJIT__RESIDUAL_SECTIONS])
+                          qjit__residual_work *w, int64_t blocks, uint8_t *const dst[QJIT__RESIDUAL_SECTIONS])
 {
     int64_t K = base->K;
     int bn = plan->block_n, bk = plan->block_k;
-    row_block b = carve(plan, K, scratch);
+    const int64_t *kept = w->kept;
+    row_block b = carve(plan, K, w->scratch);
     int64_t j = 0;
     for (int64_t r = 0; r < plan->row_blocks; r++) {
         qjit__store_u32(dst[RPTR] + 4 * r, (uint32_t)j);
@@ -279,10 +343,11 @@ qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v)
     qjit__residual_view *rv = &v->residual;
     const qjit__scheme *s = v->scheme;
     int bn = rv->block_n, bk = rv->block_k;
-    if (!s->residual_target || (s->residual_problem && s->residual_problem(v->group)))
+    const char *why;
+    if (!takes_residual(s, v->group, &why))
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer (g=%d) has a sparse residual, which "
                            "the scheme does not take there", s->name, v->group);
-    if ((bn != 16 && bn != 32 && bn != 64 && bn != 128) || v->N % bn || (bk != 64 && bk != 128) || v->K % bk)
+    if (!valid_rows(bn) || v->N % bn || !valid_cols(bk) || v->K % bk)
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual blocks of %d x %d do not tile N=%lld "
                            "K=%lld", bn, bk, (long long)v->N, (long long)v->K);
     rv->row_blocks = v->N / bn;

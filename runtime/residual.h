@@ -54,22 +54,6 @@ qjit_status qjit__residual_plan_make(qjit_context *ctx, const qjit__scheme *s, i
 /* Bytes of the three sections for `blocks` kept blocks. */
 void qjit__residual_sizes(const qjit__residual_plan *plan, int64_t blocks, size_t bytes[QJIT__RESIDUAL_SECTIONS]);
 
-/* The Hessian diagonal of o (K doubles into H): H[k] = sum_t X[t,k]^2 of
- * the calibration rows, or the diagonal given. @return 0 when neither is
- * given (H untouched: unweighted), 1 when H holds the weights, or -1 with
- * QJIT_INVALID_ARGUMENT set for a non-finite calibration value or a
- * negative or non-finite diagonal entry (*st). */
-int qjit__residual_hessian(qjit_context *ctx, const qjit_quantize_options *o, int64_t K, double *H,
-                           qjit_status *st);
-
-/* Scratch bytes the two calls below need for one row block. */
-size_t qjit__residual_scratch(const qjit__residual_plan *plan, int64_t K);
-
-/* Every block's score (scores[r * k_blocks + kb]) from the weights src and
- * the quantized base (a view without residual); H may be NULL (1). */
-void qjit__residual_scores(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
-                           const double *H, void *scratch, double *scores);
-
 /* A block and its score, for the ranking. */
 typedef struct qjit__residual_rank {
     double score;
@@ -82,9 +66,34 @@ typedef struct qjit__residual_rank {
 int64_t qjit__residual_select(const double *scores, int64_t count, int64_t max_blocks, qjit__residual_rank *rank,
                               int64_t *kept);
 
-/* Writes the sections of the kept blocks (ascending indices) at dst[i]. */
+/* What choosing and writing the blocks needs, taken before anything is
+ * written (so a refusal changes nothing). */
+typedef struct qjit__residual_work {
+    double *H, *scores;          /* H: the Hessian diagonal (K) */
+    qjit__residual_rank *rank;
+    int64_t *kept;               /* the kept blocks, ascending */
+    void *scratch;               /* one row block's */
+    size_t nH, nblocks, scratch_bytes;
+    int weighted;                /* H came from calibration or was given */
+} qjit__residual_work;
+
+/* Takes the work of plan and reads o's Hessian diagonal: H[k] = sum_t
+ * X[t,k]^2 of the calibration rows, or the diagonal given, or none
+ * (unweighted). @return QJIT_OUT_OF_MEMORY, or QJIT_INVALID_ARGUMENT for a
+ * non-finite calibration value or a negative or non-finite diagonal entry;
+ * then nothing is held. */
+qjit_status qjit__residual_begin(qjit_context *ctx, const qjit__residual_plan *plan, const qjit_quantize_options *o,
+                                 int64_t K, qjit__residual_work *w);
+/* Scores every block of the weights src against the quantized base (a view
+ * without residual) and keeps the best into w->kept; logs when the choice
+ * is unweighted (`layer` names the layer). @return how many were kept. */
+int64_t qjit__residual_choose(qjit_context *ctx, const qjit__residual_plan *plan, const qjit__slabs *src,
+                              const qjit__weights_view *base, const char *layer, qjit__residual_work *w);
+/* Writes the sections of the `blocks` kept blocks at dst[i]. */
 void qjit__residual_write(const qjit__residual_plan *plan, const qjit__slabs *src, const qjit__weights_view *base,
-                          const int64_t *kept, int64_t blocks, void *scratch, uint8_t *const dst[QJIT__RESIDUAL_SECTIONS]);
+                          qjit__residual_work *w, int64_t blocks, uint8_t *const dst[QJIT__RESIDUAL_SECTIONS]);
+/* Releases the work (nothing if none was taken). */
+void qjit__residual_end(qjit_context *ctx, qjit__residual_work *w);
 
 /* Checks a stored residual against its view (block size, row pointers,
  * indices) and fills v->residual's pointers. The section table entries are
