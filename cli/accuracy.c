@@ -125,54 +125,6 @@ static int group_item(const char *b, const char *e, void *ud, char *err, size_t 
     return 0;
 }
 
-/* A budget: a decimal in [0, 1] spelled with digits and at most one point
- * ("0.05", ".1", "1"), at most six decimals; no sign, no exponent. */
-typedef struct sparsity_list {
-    double *v;
-    int n;
-} sparsity_list;
-
-static int sparsity_item(const char *b, const char *e, void *ud, char *err, size_t errlen)
-{
-    sparsity_list *l = ud;
-    int len = (int)(e - b), digits = 0, point = 0, decimals = 0;
-    for (const char *p = b; p < e; p++) {
-        if (*p == '.' && !point) {
-            point = 1;
-        } else if (qa_is_digit(*p)) {
-            digits++;
-            decimals += point;
-        } else {
-            digits = -1000;
-            break;
-        }
-    }
-    char text[32];
-    if (digits <= 0 || decimals > 6 || len >= (int)sizeof text) {
-        qa_say(err, errlen, "'%.*s' is not a budget (a decimal in [0, 1] with at most 6 decimals, e.g. 0.05)", len,
-               b);
-        return -1;
-    }
-    memcpy(text, b, (size_t)len);
-    text[len] = '\0';
-    double v = strtod(text, NULL);
-    if (v > 1.0) {
-        qa_say(err, errlen, "'%s' is not a budget in [0, 1]", text);
-        return -1;
-    }
-    for (int i = 0; i < l->n; i++)
-        if (l->v[i] == v) {
-            qa_say(err, errlen, "budget '%s' is given twice", text);
-            return -1;
-        }
-    if (l->n == QA_MAX_SPARSITY) {
-        qa_say(err, errlen, "more than %d budgets (at '%s')", QA_MAX_SPARSITY, text);
-        return -1;
-    }
-    l->v[l->n++] = v;
-    return 0;
-}
-
 void qa_args_init(qa_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -218,8 +170,8 @@ static int quant_error_take(void *args, const char *o, const char *v, char *msg,
         return rc;
     }
     if (!strcmp(o, "--sparsity")) {
-        sparsity_list l = {a->sparsity, 0};
-        int rc = qa_each_item(v, ",", sparsity_item, &l, msg, msglen);
+        qa_budgets l = {a->sparsity, 0, QA_MAX_SPARSITY};
+        int rc = qa_each_item(v, ",", qa_budget_item, &l, msg, msglen);
         a->nsparsity = l.n;
         return rc;
     }

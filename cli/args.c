@@ -119,3 +119,44 @@ int qa_parse_options(int argc, char **argv, const qa_command *cmd, void *args, c
     }
     return 0;
 }
+
+int qa_budget_item(const char *b, const char *e, void *ud, char *err, size_t errlen)
+{
+    qa_budgets *l = ud;
+    int len = (int)(e - b), digits = 0, point = 0, decimals = 0;
+    for (const char *p = b; p < e; p++) {
+        if (*p == '.' && !point) {
+            point = 1;
+        } else if (qa_is_digit(*p)) {
+            digits++;
+            decimals += point;
+        } else {
+            digits = -1000;
+            break;
+        }
+    }
+    char text[32];
+    if (digits <= 0 || decimals > 6 || len >= (int)sizeof text) {
+        qa_say(err, errlen, "'%.*s' is not a budget (a decimal in [0, 1] with at most 6 decimals, e.g. 0.05)", len,
+               b);
+        return -1;
+    }
+    memcpy(text, b, (size_t)len);
+    text[len] = '\0';
+    double v = strtod(text, NULL);
+    if (v > 1.0) {
+        qa_say(err, errlen, "'%s' is not a budget in [0, 1]", text);
+        return -1;
+    }
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == v) {
+            qa_say(err, errlen, "budget '%s' is given twice", text);
+            return -1;
+        }
+    if (l->n == l->max) {
+        qa_say(err, errlen, "more than %d budgets (at '%s')", l->max, text);
+        return -1;
+    }
+    l->v[l->n++] = v;
+    return 0;
+}

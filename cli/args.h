@@ -50,6 +50,16 @@ typedef int (*qa_item_fn)(const char *b, const char *e, void *ud, char *err, siz
  * the first item that item refuses. */
 int qa_each_item(const char *text, const char *seps, qa_item_fn item, void *ud, char *err, size_t errlen);
 
+/* A list of sparsity budgets being read (qa_budget_item as qa_each_item's
+ * item, ud a qa_budgets): each a decimal in [0, 1] spelled with digits and
+ * at most one point ("0.05", ".1", "1"), at most six decimals, no sign or
+ * exponent, none twice, at most max. */
+typedef struct qa_budgets {
+    double *v;
+    int n, max;
+} qa_budgets;
+int qa_budget_item(const char *b, const char *e, void *ud, char *err, size_t errlen);
+
 /* A seed: decimal, 0x hex or 0 octal, no sign, the whole text. */
 int qa_parse_seed(const char *text, uint64_t *out, char *err, size_t errlen);
 

@@ -11,6 +11,7 @@
 #include "blas_peer.h"
 #include "cli.h"
 #include "context.h"
+#include "accuracy.h"
 #include "fp16.h"
 
 #include <errno.h>
@@ -23,7 +24,7 @@
 static const char usage[] =
     "usage: qjit bench [--scheme S,...|all] [--shapes NxK,...] [--shapes-file F] [--m M,...]\n"
     "                  [--group G] [--variant KEY]... [--reps R] [--no-peers] [--csv FILE]\n"
-    "                  [--json FILE] [--seed S]\n"
+    "                  [--json FILE] [--seed S] [--sparsity RHO,...]\n"
     "Runs quantized layers of each scheme and the cuBLASLt peers (BF16, INT8->INT32, FP8\n"
     "E4M3) on the same shapes in one process. Defaults: scheme w4a8-lqq; the Llama-2-7B/70B\n"
     "shapes 12288x4096, 4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192,\n"
@@ -35,6 +36,10 @@ static const char usage[] =
     "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
     "scheme's time against w4a8-lqq's, w8a8 against cuBLAS INT8 and the fraction of the\n"
     "INT8 tensor-core peak (cuBLAS INT8 at 8192^3, measured in the same run) it reaches.\n"
+    "--sparsity adds, per budget, the layers quantized with a sparse 4-bit residual on\n"
+    "that share of weight blocks (chosen with LLM-like calibration rows; schemes that take\n"
+    "one: w4a8-lqq, w4a8-qoq with groups), each timed against the dense layer (which\n"
+    "always runs): the summary gives the latency over dense per budget (geomean, worst).\n"
     "Ends with cold-compile time per variant (a child `qjit compile` into an empty cache,\n"
     "the driver's compute cache off) and cache-load time.\n";
 
@@ -50,6 +55,7 @@ typedef struct point {
     double peer_us[NPEERS];       /* 0: not available */
     int checked;                  /* rows compared, exact */
     int forced;                   /* 1: a --variant row, not the dispatch table's choice */
+    double rho, density;          /* the sparsity budget (0: dense) and the share of blocks kept */
     char key[400];
 } point;
 
@@ -411,8 +417,8 @@ static float *layer_weights(bench *b, long long N, long long K)
  * compares it at every M (with the dispatch table, or with `variant`
  * forced). si: the shape's index in the run. */
 static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long long N, long long K, int group,
-                      const char *variant, const long long *ms, int nms, int first, point *pts, int *npts, int *wrong,
-                      double host_us[3], long long *host_big_m)
+                      double rho, const uint16_t *calib, const char *variant, const long long *ms, int nms, int first,
+                      point *pts, int *npts, int *wrong, double host_us[3], long long *host_big_m)
 {
     size_t bytes = 0;
     void *blob = NULL;
@@ -421,19 +427,32 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
     qjit_linear_options_init(&lo);
     lo.max_tokens = 4096;
     lo.variant = variant;
+    /* A budget: the residual's blocks chosen as a user would, weighted by
+     * calibration rows with the statistics of LLM activations. */
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.sparsity = rho;
+    if (rho > 0) {
+        qo.calib = calib;
+        qo.calib_dtype = QJIT_DTYPE_F16;
+        qo.calib_rows = QA_CALIB_ROWS;
+    }
     uint64_t seed = b->seed + (uint64_t)(N * 131 + K) + 7 * (uint64_t)scheme;
     qjit_status st;
-    if (!W || qjit_packed_size(scheme, group, N, K, &bytes) || !(blob = malloc(bytes))) {
+    if (!W || qjit_packed_size_ex(b->ctx, scheme, group, N, K, &qo, &bytes) || !(blob = malloc(bytes))) {
         fprintf(stderr, "qjit bench: cannot size %lldx%lld: %s\n", N, K, qjit_last_error(b->ctx));
         return;
     }
-    st = qjit_quantize_weights(b->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes);
+    st = qjit_quantize_weights_ex(b->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, &qo, blob, bytes, &bytes);
     if (st || (st = qjit_linear_create(b->ctx, blob, bytes, &lo, &lin))) {
         fprintf(stderr, "qjit bench: %lldx%lld%s%s: %s: %s\n", N, K, variant ? " with " : "", variant ? variant : "",
                 qjit_status_name(st), qjit_last_error(b->ctx));
         free(blob);
         return;
     }
+    qjit_residual_info ri;
+    qjit_residual_info_init(&ri);
+    qjit_weights_residual(b->ctx, blob, bytes, &ri);
     /* The 4-bit floor: the packed weight bytes over the measured copy
      * bandwidth (bytes read plus written per second). */
     qjit_weights_info wi;
@@ -447,6 +466,8 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
         p->scheme = scheme;
         p->group = group;
         p->forced = variant != NULL;
+        p->rho = rho;
+        p->density = ri.density;
         qjit_linear_variant(lin, M, p->key, sizeof p->key);
         uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
         CUdeviceptr dX = 0, dY = 0;
@@ -479,9 +500,9 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             }
             run_peers(b, si, mi, M, N, K, p);
             double best = qb_best_peer(p->peer_us, NPEERS);
-            printf("%-8s %3d %6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d%s\n",
+            printf("%-8s %3d %6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d %5g%s\n",
                    qjit_scheme_name(scheme), group, N, K, M, p->us, p->tops, p->floor_frac, p->peer_us[0],
-                   p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0, p->checked,
+                   p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0, p->checked, rho,
                    variant ? "  (forced)" : "");
             fflush(stdout);
             (*npts)++;
@@ -626,10 +647,10 @@ static double ratio_vs(const point *pts, int npts, qjit_scheme s, qjit_scheme t,
     int n = 0;
     *min = 0;
     for (int i = 0; r && i < npts; i++) {
-        if (pts[i].scheme != s || pts[i].forced || (m >= 0 && pts[i].M != m))
+        if (pts[i].scheme != s || pts[i].forced || pts[i].rho > 0 || (m >= 0 && pts[i].M != m))
             continue;
         for (int j = 0; j < npts; j++)
-            if (pts[j].scheme == t && !pts[j].forced && pts[j].N == pts[i].N && pts[j].K == pts[i].K &&
+            if (pts[j].scheme == t && !pts[j].forced && pts[j].rho == 0 && pts[j].N == pts[i].N && pts[j].K == pts[i].K &&
                 pts[j].M == pts[i].M && pts[i].us > 0) {
                 r[n] = pts[j].us / pts[i].us;
                 if (*min == 0 || r[n] < *min)
@@ -641,6 +662,53 @@ static double ratio_vs(const point *pts, int npts, qjit_scheme s, qjit_scheme t,
     double g = n ? qb_geomean(r, n) : 0;
     free(r);
     return g;
+}
+
+/* Does scheme s take budget rho at this group and shape? (A residual is
+ * for the two-level 4-bit schemes with groups: the others run dense only.) */
+static int takes_budget(qjit_context *ctx, qjit_scheme s, int group, long long N, long long K, double rho)
+{
+    qjit_quantize_options o;
+    qjit_quantize_options_init(&o);
+    o.sparsity = rho;
+    size_t bytes;
+    return qjit_packed_size_ex(ctx, s, group, N, K, &o, &bytes) == QJIT_OK;
+}
+
+/* Latency of scheme s's layers with budget rho over the dense ones (same
+ * shape, M and variant): geomean and worst over every point, and per M. */
+static void sparsity_summary(const point *pts, int npts, qjit_scheme s, double rho, const long long *ms, int nms)
+{
+    double *r = calloc((size_t)npts + 1, sizeof *r);
+    for (int mi = -1; r && mi < nms; mi++) {
+        int n = 0, over10 = 0;
+        double worst = 0, density = 0;
+        for (int i = 0; i < npts; i++) {
+            if (pts[i].scheme != s || pts[i].rho != rho || (mi >= 0 && pts[i].M != ms[mi]))
+                continue;
+            for (int j = 0; j < npts; j++)
+                if (pts[j].scheme == s && pts[j].rho == 0 && pts[j].forced == pts[i].forced && pts[j].N == pts[i].N &&
+                    pts[j].K == pts[i].K && pts[j].M == pts[i].M && pts[j].us > 0 && pts[i].us > 0 &&
+                    (pts[i].forced == 0 || !strcmp(strstr(pts[j].key, "tile="), strstr(pts[i].key, "tile=")))) {
+                    r[n] = pts[i].us / pts[j].us;
+                    worst = r[n] > worst ? r[n] : worst;
+                    over10 += r[n] > 1.10;
+                    density += pts[i].density;
+                    n++;
+                    break;
+                }
+        }
+        if (!n)
+            continue;
+        if (mi < 0)
+            printf("\nsparsity %s rho=%g (%.1f%% of blocks kept): latency over dense %+.1f%% geomean, worst %+.1f%%, "
+                   "%d of %d points over +10%%\n", qjit_scheme_name(s), rho, 100 * density / n,
+                   100 * (qb_geomean(r, n) - 1), 100 * (worst - 1), over10, n);
+        else
+            printf("  M=%-5lld %+.1f%% geomean, worst %+.1f%%\n", ms[mi], 100 * (qb_geomean(r, n) - 1),
+                   100 * (worst - 1));
+    }
+    free(r);
 }
 
 /* May `path` be written: an existing file writable, or a new one in a
@@ -768,23 +836,32 @@ int cmd_bench(int argc, char **argv)
            "L2 flushed before every call; median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, peak, b.reps);
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
 
-    point *pts = calloc((size_t)(nschemes * nshapes * nms * (1 + nvariants)), sizeof *pts);
+    point *pts = calloc((size_t)(nschemes * nshapes * nms * (1 + nvariants) * args.nsparsity), sizeof *pts);
     int npts = 0, wrong = 0;
     double host_us[3] = {0, 0, 0};
     long long host_big_m = 0;
-    printf("%-8s %3s %6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s\n", "scheme", "g", "N", "K", "M", "qjit us", "TOPS",
-           "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows");
+    printf("%-8s %3s %6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s %5s\n", "scheme", "g", "N", "K", "M", "qjit us",
+           "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
     for (int s = 0; s < nshapes; s++) {
         float *W = layer_weights(&b, shapes[s][0], shapes[s][1]);
-        if (!W)
+        uint16_t *calib = args.nsparsity > 1 ? malloc(sizeof(uint16_t) * QA_CALIB_ROWS * (size_t)shapes[s][1]) : NULL;
+        if (!W || (args.nsparsity > 1 && !calib))
             fprintf(stderr, "qjit bench: out of host memory for the %lldx%lld layer\n", shapes[s][0], shapes[s][1]);
-        for (int c = 0; c < nschemes && W; c++) {
+        else if (calib)
+            qa_gen_calibration(calib, QA_CALIB_ROWS, shapes[s][1], b.seed + (uint64_t)s);
+        for (int c = 0; c < nschemes && W && (calib || args.nsparsity == 1); c++) {
             int group = scheme_group(schemes[c], args.group, shapes, nshapes);
-            for (int v = -1; v < nvariants; v++)
-                run_layer(&b, schemes[c], s, W, shapes[s][0], shapes[s][1], group, v < 0 ? NULL : variants[v], ms,
-                          nms, c == 0 && s == 0, pts, &npts, &wrong, host_us, &host_big_m);
+            for (int r = 0; r < args.nsparsity; r++) {
+                if (r > 0 && !takes_budget(b.ctx, schemes[c], group, shapes[s][0], shapes[s][1], args.sparsity[r]))
+                    continue;
+                for (int v = -1; v < nvariants; v++)
+                    run_layer(&b, schemes[c], s, W, shapes[s][0], shapes[s][1], group, args.sparsity[r], calib,
+                              v < 0 ? NULL : variants[v], ms, nms, c == 0 && s == 0 && r == 0, pts, &npts, &wrong,
+                              host_us, &host_big_m);
+            }
         }
         free(W);
+        free(calib);
     }
 
     /* Summary: per scheme, speedup over the best peer (geomean, minimum, per M). */
@@ -793,7 +870,7 @@ int cmd_bench(int argc, char **argv)
     double *f8 = calloc((size_t)npts + 1, sizeof *f8);
     for (int i = 0; i < npts; i++) {
         double best = qb_best_peer(pts[i].peer_us, NPEERS);
-        sp[i] = best > 0 && !pts[i].forced ? best / pts[i].us : 0;
+        sp[i] = best > 0 && !pts[i].forced && pts[i].rho == 0 ? best / pts[i].us : 0;
     }
     for (int c = 0; c < nschemes && v && fl && f8; c++) {
         int n = 0;
@@ -810,7 +887,7 @@ int cmd_bench(int argc, char **argv)
             n = 0;
             double mmin = 0;
             for (int i = 0; i < npts; i++)
-                if (pts[i].scheme == schemes[c] && pts[i].M == ms[mi] && !pts[i].forced) {
+                if (pts[i].scheme == schemes[c] && pts[i].M == ms[mi] && !pts[i].forced && pts[i].rho == 0) {
                     v[n] = sp[i];
                     fl[n] = pts[i].floor_frac;
                     f8[n] = pts[i].peer_us[QB_FP8] > 0 ? pts[i].peer_us[QB_FP8] / pts[i].us : 0;
@@ -862,6 +939,9 @@ int cmd_bench(int argc, char **argv)
                        qb_geomean(v, n), mmin, tops, b.int8_peak_tops > 0 ? tops / b.int8_peak_tops : 0);
         }
     }
+    for (int c = 0; c < nschemes; c++)
+        for (int r = 1; r < args.nsparsity; r++)
+            sparsity_summary(pts, npts, schemes[c], args.sparsity[r], ms, nms);
     free(v);
     free(fl);
     free(f8);
@@ -881,12 +961,12 @@ int cmd_bench(int argc, char **argv)
         FILE *f = fopen(csv_path, "w");
         if (f) {
             fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant,"
-                       "forced,scheme,group\n");
+                       "forced,scheme,group,sparsity,density\n");
             for (int i = 0; i < npts; i++)
-                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d,%s,%d\n", pts[i].N, pts[i].K,
-                        pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1],
-                        pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced, qjit_scheme_name(pts[i].scheme),
-                        pts[i].group);
+                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d,%s,%d,%g,%.6f\n", pts[i].N,
+                        pts[i].K, pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0],
+                        pts[i].peer_us[1], pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced,
+                        qjit_scheme_name(pts[i].scheme), pts[i].group, pts[i].rho, pts[i].density);
             fclose(f);
         }
     }
@@ -905,10 +985,10 @@ int cmd_bench(int argc, char **argv)
                 fprintf(f, "  {\"scheme\": \"%s\", \"group\": %d, \"N\": %lld, \"K\": %lld, \"M\": %lld, "
                            "\"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, \"cublas_bf16_us\": %.3f, "
                            "\"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, \"speedup_best\": %.3f, "
-                           "\"variant\": \"%s\", \"forced\": %d}%s\n",
+                           "\"variant\": \"%s\", \"forced\": %d, \"sparsity\": %g, \"density\": %.6f}%s\n",
                         qjit_scheme_name(pts[i].scheme), pts[i].group, pts[i].N, pts[i].K, pts[i].M, pts[i].us,
                         pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1], pts[i].peer_us[2], sp[i],
-                        pts[i].key, pts[i].forced, i + 1 < npts ? "," : "");
+                        pts[i].key, pts[i].forced, pts[i].rho, pts[i].density, i + 1 < npts ? "," : "");
             fprintf(f, "],\n \"compile\": [\n");
             compile_times(&b, pts, npts, arch, f);
             fprintf(f, "\n]}\n");

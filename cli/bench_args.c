@@ -158,6 +158,7 @@ void qb_bench_args_init(qb_bench_args *a)
     a->reps = 50;
     a->seed = 12345;
     a->peers = 1;
+    a->nsparsity = 1;        /* a->sparsity[0] = 0: dense */
 }
 
 /* Applies one option of `qjit bench` to its qb_bench_args (args.h's take). */
@@ -184,6 +185,24 @@ static int bench_take(void *args, const char *o, const char *v, char *msg, size_
             return -1;
         }
         a->variants[a->nvariants++] = v;
+    } else if (!strcmp(o, "--sparsity")) {
+        /* The dense baseline runs first whether listed or not: every budget
+         * is timed against it. */
+        double given[QB_MAX_BUDGETS];
+        qa_budgets l = {given, 0, QB_MAX_BUDGETS};
+        if (qa_each_item(v, ",", qa_budget_item, &l, msg, msglen))
+            return -1;
+        int n = 1;
+        for (int i = 0; i < l.n; i++)
+            if (given[i] > 0) {
+                if (n == QB_MAX_BUDGETS) {
+                    snprintf(msg, msglen, "more than %d budgets besides 0 (at '%g')", QB_MAX_BUDGETS - 1, given[i]);
+                    return -1;
+                }
+                a->sparsity[n++] = given[i];
+            }
+        a->sparsity[0] = 0;
+        a->nsparsity = n;
     } else if (!strcmp(o, "--scheme")) {
         a->schemes = v;
     } else if (!strcmp(o, "--csv")) {
@@ -199,7 +218,7 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
     static const qa_option options[] = {
         {"--no-peers", QA_FLAG}, {"--shapes", QA_VALUE}, {"--shapes-file", QA_VALUE}, {"--m", QA_VALUE},
         {"--group", QA_VALUE},   {"--variant", QA_NAME}, {"--reps", QA_VALUE},        {"--seed", QA_VALUE},
-        {"--csv", QA_NAME},      {"--json", QA_NAME},    {"--scheme", QA_NAME}};
+        {"--csv", QA_NAME},      {"--json", QA_NAME},    {"--scheme", QA_NAME},       {"--sparsity", QA_VALUE}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, bench_take};
     qb_bench_args a;    /* filled here, copied out only on success */
     char msg[1024];

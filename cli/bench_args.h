@@ -19,6 +19,7 @@
 #define QB_MAX_SHAPES 64
 #define QB_MAX_MS 32
 #define QB_MAX_VARIANTS 8
+#define QB_MAX_BUDGETS 8
 
 typedef struct qb_bench_args {
     long long shapes[QB_MAX_SHAPES][2];     /* N, K */
@@ -33,12 +34,15 @@ typedef struct qb_bench_args {
     const char *schemes;                    /* --scheme: comma-separated names or "all" (checked by
                                                the caller against the library); NULL: w4a8-lqq */
     const char *csv_path, *json_path;       /* NULL: not written */
+    double sparsity[QB_MAX_BUDGETS];        /* --sparsity: budgets, 0 (the dense baseline) first */
+    int nsparsity;
     int peers;                              /* 0 after --no-peers */
     int help;                               /* --help / -h seen: print usage, run nothing */
 } qb_bench_args;
 
 /* Fills a with the defaults: the eight Llama-2-7B/70B shapes, M = 1 .. 4096,
- * group 128, 50 repetitions, seed 12345, peers on. */
+ * group 128, dense weights (budget 0) only, 50 repetitions, seed 12345,
+ * peers on. */
 void qb_bench_args_init(qb_bench_args *a);
 
 /* Parses the options of `qjit bench`; argv[0] is the command name and is

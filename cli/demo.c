@@ -3,6 +3,7 @@
  * against the CPU reference and time it. Without one: pre-compile the default
  * variant set for sm_90a into the cache. */
 #define _GNU_SOURCE
+#include "accuracy.h"
 #include "args.h"
 #include "bench_args.h"
 #include "cli.h"
@@ -16,12 +17,15 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: qjit demo [--scheme S] [--n N] [--k K] [--group G] [--m M,M,...] [--seed S] [--cache-dir DIR]\n"
+    "usage: qjit demo [--scheme S] [--n N] [--k K] [--group G] [--m M,M,...] [--sparsity RHO] [--seed S]\n"
+    "                 [--cache-dir DIR]\n"
     "Quantizes a random N x K layer (default 11008 x 4096, group 128) with a scheme (default\n"
     "w4a8-lqq; also w4a8-qoq, w4a8-is, w8a8), runs forward at each M (default 1,16,128,1024),\n"
     "checks the INT32 accumulators bit for bit and the FP16 output against the CPU reference,\n"
-    "and prints times. Without a GPU it pre-compiles the default variant set for sm_90a into\n"
-    "the cache instead.\n";
+    "and prints times. --sparsity RHO (w4a8-lqq, w4a8-qoq with groups) adds a 4-bit residual\n"
+    "on that share of weight blocks, chosen with LLM-like calibration rows: the layer runs the\n"
+    "sparse kernels, checked the same way, timed next to the dense layer. Without a GPU it\n"
+    "pre-compiles the default variant set for sm_90a into the cache instead.\n";
 
 static int precompile(const char *cache_dir)
 {
@@ -172,6 +176,7 @@ typedef struct demo_args {
     const char *cache_dir;
     long long ms[32];
     int nms;
+    double sparsity;
 } demo_args;
 
 /* One whole-text integer in [min, max]. */
@@ -213,6 +218,10 @@ static int demo_take(void *args, const char *o, const char *v, char *msg, size_t
         return (a->nms = qb_parse_ints(v, 1, a->ms, 32, msg, msglen)) < 0 ? -1 : 0;
     if (!strcmp(o, "--seed"))
         return qa_parse_seed(v, &a->seed, msg, msglen);
+    if (!strcmp(o, "--sparsity")) {
+        qa_budgets l = {&a->sparsity, 0, 1};
+        return qa_each_item(v, "", qa_budget_item, &l, msg, msglen);
+    }
     a->cache_dir = v;
     return 0;
 }
@@ -221,9 +230,9 @@ int cmd_demo(int argc, char **argv)
 {
     static const qa_option options[] = {{"--scheme", QA_NAME}, {"--n", QA_VALUE},    {"--k", QA_VALUE},
                                         {"--group", QA_VALUE},  {"--m", QA_VALUE},    {"--seed", QA_VALUE},
-                                        {"--cache-dir", QA_NAME}};
+                                        {"--cache-dir", QA_NAME}, {"--sparsity", QA_VALUE}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, demo_take};
-    demo_args a = {11008, 4096, 128, 0, QJIT_SCHEME_W4A8_LQQ, (uint64_t)time(NULL), NULL, {1, 16, 128, 1024}, 4};
+    demo_args a = {11008, 4096, 128, 0, QJIT_SCHEME_W4A8_LQQ, (uint64_t)time(NULL), NULL, {1, 16, 128, 1024}, 4, 0};
     char msg[512], err[1024];
     int prc = qa_parse_options(argc, argv, &cmd, &a, msg, sizeof msg, err, sizeof err);
     if (prc < 0) {
@@ -238,13 +247,28 @@ int cmd_demo(int argc, char **argv)
     if (a.scheme == QJIT_SCHEME_W8A8 && !a.group_given)
         a.group = 0;
     /* The layer is checked before anything runs or compiles. */
-    size_t bytes = 0;
-    if (qjit_packed_size(a.scheme, a.group, a.N, a.K, &bytes) != QJIT_OK) {
+    size_t bytes = 0, dense_bytes = 0;
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.sparsity = a.sparsity;
+    if (a.sparsity > 0) {
+        qjit_context *probe = cli_context("sm_90a", NULL);
+        qjit_status pst = probe ? qjit_packed_size_ex(probe, a.scheme, a.group, a.N, a.K, &qo, &bytes) : QJIT_INTERNAL;
+        if (pst) {
+            fprintf(stderr, "qjit demo: --sparsity %g: %s\n", a.sparsity, probe ? qjit_last_error(probe) : "no context");
+            qjit_context_destroy(probe);
+            return 2;
+        }
+        qjit_context_destroy(probe);
+    }
+    if (qjit_packed_size(a.scheme, a.group, a.N, a.K, &dense_bytes) != QJIT_OK) {
         fprintf(stderr, "qjit demo: a %lld x %lld layer with %s and group %d cannot be packed (N must be a multiple "
                 "of 16, K of 64 and of the group; the scheme must take the group: w8a8 0 only, w4a8-is 64, 128, ..., "
                 "the others 0 or a multiple of 64)\n", a.N, a.K, qjit_scheme_name(a.scheme), a.group);
         return 2;
     }
+    if (a.sparsity == 0)
+        bytes = dense_bytes;
     int64_t N = a.N, K = a.K;
     int group = a.group;
     qjit_scheme scheme = a.scheme;
@@ -267,22 +291,44 @@ int cmd_demo(int argc, char **argv)
         return cli_fail(ctx, st, "finding the GPU");
     printf("device: %s (%s), seed %llu\n", ctx->driver.name, arch, (unsigned long long)seed);
     float *W = malloc((size_t)N * (size_t)K * sizeof *W);
-    void *blob = NULL;
-    qjit_linear *lin = NULL;
+    uint16_t *calib = a.sparsity > 0 ? malloc(sizeof(uint16_t) * QA_CALIB_ROWS * (size_t)K) : NULL;
+    void *blob = NULL, *dense_blob = NULL;
+    qjit_linear *lin = NULL, *dense = NULL;
     int rc = 1;
-    if (!W || !(blob = malloc(bytes)))       /* bytes: sized when the options were checked */
+    /* bytes, dense_bytes: sized when the options were checked */
+    if (!W || !(blob = malloc(bytes)) || (a.sparsity > 0 && (!calib || !(dense_blob = malloc(dense_bytes)))))
         goto done;
     for (size_t i = 0; i < (size_t)N * (size_t)K; i++)
         W[i] = 0.02f * cli_normal(&seed);
-    if ((st = qjit_quantize_weights(ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, blob, bytes, &bytes)) ||
-        (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin))) {
+    if (calib) {
+        /* The residual's blocks chosen as a user would: weighted by
+         * calibration rows with LLM activations' outlier channels. */
+        qa_gen_calibration(calib, QA_CALIB_ROWS, K, seed);
+        qo.calib = calib;
+        qo.calib_dtype = QJIT_DTYPE_F16;
+        qo.calib_rows = QA_CALIB_ROWS;
+    }
+    if ((st = qjit_quantize_weights_ex(ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, &qo, blob, bytes, &bytes)) ||
+        (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin)) ||
+        (dense_blob && ((st = qjit_quantize_weights(ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, dense_blob,
+                                                    dense_bytes, &dense_bytes)) ||
+                        (st = qjit_linear_create(ctx, dense_blob, dense_bytes, NULL, &dense))))) {
         rc = cli_fail(ctx, st, "preparing the layer");
         goto done;
     }
-    printf("layer: N=%lld K=%lld group=%d, %s, %.1f MB packed\n\n", (long long)N, (long long)K, group,
+    printf("layer: N=%lld K=%lld group=%d, %s, %.1f MB packed\n", (long long)N, (long long)K, group,
            qjit_scheme_name(scheme), bytes / 1e6);
-    printf("%6s %10s %10s %10s %8s %12s %10s  %s\n", "M", "compile s", "hit s", "us/call", "TOPS", "max rel err",
-           "acc", "variant");
+    if (dense) {
+        qjit_residual_info ri;
+        qjit_residual_info_init(&ri);
+        qjit_weights_residual(ctx, blob, bytes, &ri);
+        printf("sparse residual (budget %g): %lld of %lld blocks of %dx%d (%.1f%%), %.1f MB, chosen by %s error; the "
+               "dense layer (%.1f MB) is timed beside it\n", a.sparsity, (long long)ri.blocks,
+               (long long)ri.total_blocks, ri.block_n, ri.block_k, 100 * ri.density, ri.bytes / 1e6,
+               ri.weighted ? "calibration-weighted" : "unweighted", dense_bytes / 1e6);
+    }
+    printf("\n%6s %10s %10s %10s %8s %12s %10s%s  %s\n", "M", "compile s", "hit s", "us/call", "TOPS", "max rel err",
+           "acc", dense ? "   dense us  over" : "", "variant");
     rc = 0;
     for (int mi = 0; mi < a.nms; mi++) {
         const int64_t M = a.ms[mi];
@@ -293,9 +339,20 @@ int cmd_demo(int argc, char **argv)
             break;
         }
         int ok = r.acc_mismatch == 0 && r.max_rel < 1e-3;
-        printf("%6lld %9.3f%s %10.4f %10.2f %8.1f %12.2e %10s  %s\n", (long long)M, r.compile_s,
+        /* The dense layer at the same M, checked the same way. */
+        run_result rd;
+        char over[32] = "";
+        if (dense) {
+            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, M, N, K, &seed, cache_dir, &rd))) {
+                rc = cli_fail(ctx, st, "forward (dense)");
+                break;
+            }
+            ok = ok && rd.acc_mismatch == 0 && rd.max_rel < 1e-3;
+            snprintf(over, sizeof over, " %10.2f %+4.0f%%", rd.us, 100 * (r.us / rd.us - 1));
+        }
+        printf("%6lld %9.3f%s %10.4f %10.2f %8.1f %12.2e %10s%s  %s\n", (long long)M, r.compile_s,
                r.from_cache ? "*" : " ", r.hit_s, r.us, 2.0 * M * N * K / (r.us * 1e-6) / 1e12, r.max_rel,
-               r.acc_mismatch ? "MISMATCH" : "exact", r.key);
+               r.acc_mismatch || (dense && rd.acc_mismatch) ? "MISMATCH" : "exact", over, r.key);
         if (!ok)
             rc = 1;
     }
@@ -303,7 +360,10 @@ int cmd_demo(int argc, char **argv)
            " max rel err: |Y - Yref| / max|Yref| of the FP16 output; acc: INT32 accumulators vs CPU)\n");
 done:
     qjit_linear_destroy(lin);
+    qjit_linear_destroy(dense);
     free(blob);
+    free(dense_blob);
+    free(calib);
     free(W);
     qjit_context_destroy(ctx);
     return rc;

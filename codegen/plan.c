@@ -51,9 +51,15 @@ static qjit_status read_section(qjit__rec *s, int i, void *ud)
     qjit__section_plan *sp = &((qjit__layer_plan *)ud)->sections[i];
     long long bytes = 0;
     qjit_status st = qjit__rec_strcpy(s, "name", sp->name, sizeof sp->name);
+    long long derived = 0;
     if (!st)
         st = qjit__rec_int(s, "bytes", 0, INT64_MAX, &bytes);
+    if (!st)
+        st = qjit__rec_int_or(s, "derived", 0, 1, 0, &derived);
     sp->bytes = (uint64_t)bytes;
+    sp->derived = (int)derived;
+    if (!st && i > 0 && sp[-1].derived && !derived)
+        st = qjit__rec_fail(s, "stored section %s follows a derived one", sp->name);
     return st;
 }
 
@@ -251,10 +257,13 @@ qjit_status qjit__plan_layer(qjit_context *ctx, const qjit__plan_request *req, q
     qjit_status st = qjit__context_lua(ctx, &L);
     if (st)
         return st;
-    const qjit__lua_arg args[7] = {QJIT__ARG_STR(req->scheme), QJIT__ARG_INT(req->group), QJIT__ARG_INT(req->N),
-                                   QJIT__ARG_INT(req->K),      QJIT__ARG_STR(req->arch),  QJIT__ARG_INT(req->sms),
-                                   QJIT__ARG_STR(req->variant ? req->variant : "")};
-    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 7, read_plan, out, NULL);
+    const qjit__lua_arg args[10] = {QJIT__ARG_STR(req->scheme),   QJIT__ARG_INT(req->group),
+                                    QJIT__ARG_INT(req->N),        QJIT__ARG_INT(req->K),
+                                    QJIT__ARG_STR(req->arch),     QJIT__ARG_INT(req->sms),
+                                    QJIT__ARG_STR(req->variant ? req->variant : ""),
+                                    QJIT__ARG_INT(req->rblock_n), QJIT__ARG_INT(req->rblock_k),
+                                    QJIT__ARG_INT(req->rblocks)};
+    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 10, read_plan, out, NULL);
 }
 
 static void kernel_plan_release(qjit_context *ctx, qjit__kernel_plan *k)

@@ -90,6 +90,7 @@ typedef struct qjit__bucket_plan {
 typedef struct qjit__section_plan {
     char name[QJIT__PLAN_NAME];
     uint64_t bytes;
+    int derived;                 /* 1: not in the packed buffer; the layer builds it (after the stored ones) */
 } qjit__section_plan;
 
 typedef struct qjit__layer_plan {
@@ -106,6 +107,8 @@ typedef struct qjit__plan_request {
     const char *arch;            /* target ("sm_90a") */
     int sms;                     /* multiprocessors of the device (0: unknown) */
     const char *variant;         /* a GEMM key for every bucket, or NULL */
+    int rblock_n, rblock_k;      /* the weights' sparse residual blocks; 0: dense weights */
+    int64_t rblocks;             /* ... and how many are kept */
 } qjit__plan_request;
 
 /* Asks dispatch.lua for the layer's plan. The caller holds ctx->lock and

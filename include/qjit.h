@@ -393,10 +393,9 @@ QJIT_API void qjit_linear_options_init(qjit_linear_options *opts);
 /*! qjit_linear_create() : verifies the packed buffer, uploads it to the
  *  device of ctx and prepares the dispatch table (one variant per M bucket,
  *  from templates/dispatch.lua). opts may be NULL.
- *  @return QJIT_CORRUPT_WEIGHTS, QJIT_NO_DRIVER, QJIT_NO_DEVICE, ...;
- *  QJIT_INVALID_ARGUMENT for a buffer with a sparse residual, which this
- *  version computes only in the CPU reference (the GPU kernels do not read
- *  the residual yet). */
+ *  A buffer with a sparse residual runs the sparse kernels (the residual
+ *  added in their main loop); the layer also builds the index they read.
+ *  @return QJIT_CORRUPT_WEIGHTS, QJIT_NO_DRIVER, QJIT_NO_DEVICE, ... */
 QJIT_API qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t bytes,
                                         const qjit_linear_options *opts, qjit_linear **out);
 QJIT_API void qjit_linear_destroy(qjit_linear *lin);

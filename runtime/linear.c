@@ -13,6 +13,7 @@
 #include "module.h"
 #include "packed.h"
 #include "plan.h"
+#include "residual.h"
 
 #include <limits.h>
 #include <stdatomic.h>
@@ -248,18 +249,70 @@ static qjit_status get_kernel(qjit_linear *lin, const bucket *b, const binding *
     return *out ? QJIT_OK : resolve(lin, b, bd, gemm, slot, out);
 }
 
-/* The plan's sections against the buffer's: same names and sizes, in order. */
+/* Section i of the buffer in plan order: the scheme's, then the residual's. */
+static const qjit__section_view *stored_section(const qjit__weights_view *v, int i)
+{
+    return i < v->nsections ? &v->sections[i] : &v->residual.sections[i - v->nsections];
+}
+
+static int stored_sections(const qjit__weights_view *v)
+{
+    return v->nsections + (v->residual.block_n ? QJIT__RESIDUAL_SECTIONS : 0);
+}
+
+/* Bytes of a derived section as the layer builds it; -1: none by that name. */
+static int64_t derived_bytes(const qjit__weights_view *v, const char *name)
+{
+    return !strcmp(name, "rmask") && v->residual.block_n ? (int64_t)qjit__residual_mask_bytes(&v->residual) : -1;
+}
+
+/* The plan's sections against the buffer's: the stored ones with the same
+ * names and sizes, in order, then the ones the layer derives. */
 static qjit_status check_sections(qjit_context *ctx, const qjit__layer_plan *p, const qjit__weights_view *v)
 {
-    if (p->nsections != v->nsections)
+    int stored = 0;
+    while (stored < p->nsections && !p->sections[stored].derived)
+        stored++;
+    if (stored != stored_sections(v))
         return qjit__error(ctx, QJIT_TEMPLATE, "the plan expects %d packed sections; scheme %s's buffer has %d",
-                           p->nsections, v->scheme->name, v->nsections);
-    for (int i = 0; i < p->nsections; i++)
-        if (strcmp(p->sections[i].name, v->sections[i].name) || p->sections[i].bytes != v->sections[i].bytes)
+                           stored, v->scheme->name, stored_sections(v));
+    for (int i = 0; i < stored; i++) {
+        const qjit__section_view *sv = stored_section(v, i);
+        if (strcmp(p->sections[i].name, sv->name) || p->sections[i].bytes != sv->bytes)
             return qjit__error(ctx, QJIT_TEMPLATE, "the plan expects section %d to be %s of %llu bytes; the buffer's "
                                "is %s of %zu bytes (templates/schemes/%s.lua and the host disagree)", i,
-                               p->sections[i].name, (unsigned long long)p->sections[i].bytes, v->sections[i].name,
-                               v->sections[i].bytes, v->scheme->name);
+                               p->sections[i].name, (unsigned long long)p->sections[i].bytes, sv->name, sv->bytes,
+                               v->scheme->name);
+    }
+    for (int i = stored; i < p->nsections; i++)
+        if (derived_bytes(v, p->sections[i].name) != (int64_t)p->sections[i].bytes)
+            return qjit__error(ctx, QJIT_TEMPLATE, "the plan derives section %s of %llu bytes, which this layer "
+                               "cannot build (%lld bytes)", p->sections[i].name,
+                               (unsigned long long)p->sections[i].bytes,
+                               (long long)derived_bytes(v, p->sections[i].name));
+    return QJIT_OK;
+}
+
+/* Builds the derived sections into host memory laid out as on the device
+ * (each 256-byte aligned from 0); *bytes: their total. */
+static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, const qjit__weights_view *v,
+                                 size_t offset[], uint8_t **out, size_t *bytes)
+{
+    size_t at = 0;
+    for (int i = 0; i < p->nsections; i++)
+        if (p->sections[i].derived) {
+            offset[i] = at;
+            at = (at + (size_t)p->sections[i].bytes + 255) & ~(size_t)255;
+        }
+    *out = NULL;
+    *bytes = at;
+    if (!at)
+        return QJIT_OK;
+    if (!(*out = qjit__calloc(ctx, at)))
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory building the residual's index (%zu bytes)", at);
+    for (int i = 0; i < p->nsections; i++)
+        if (p->sections[i].derived)   /* rmask, the one derived section (check_sections) */
+            qjit__residual_mask(&v->residual, (uint32_t *)(void *)(*out + offset[i]));
     return QJIT_OK;
 }
 
@@ -272,7 +325,8 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
     qjit_status st = qjit__context_arch_locked(ctx, arch);
     if (st)
         return st;
-    const qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant};
+    const qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
+                                    v->residual.block_n, v->residual.block_k, v->residual.blocks};
     if ((st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)
@@ -300,11 +354,6 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
     if (st)
         return st;
-    if (v.residual.block_n)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "the packed weights carry a sparse residual (%lld blocks of "
-                           "%d x %d); this qjit computes it only in the CPU reference (qjit_reference_gemm), not "
-                           "yet in the GPU kernels", (long long)v.residual.blocks, v.residual.block_n,
-                           v.residual.block_k);
     qjit_linear *lin = qjit__calloc(ctx, sizeof *lin);
     if (!lin)
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
@@ -318,12 +367,22 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     st = qjit__context_driver(ctx);
     if (st == QJIT_OK)
         st = make_plan(lin, &v, opts.variant);
-    if (st == QJIT_OK && (lin->weights = device_alloc(ctx, v.payload_bytes, &st)) != 0) {
-        lin->weights_bytes = v.payload_bytes;
+    /* The payload as stored, then the sections the layer derives from it. */
+    size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, derived_size = 0;
+    size_t payload_span = (v.payload_bytes + 255) & ~(size_t)255;
+    uint8_t *derived = NULL;
+    if (st == QJIT_OK)
+        st = build_derived(ctx, &lin->plan, &v, derived_at, &derived, &derived_size);
+    if (st == QJIT_OK && (lin->weights = device_alloc(ctx, payload_span + derived_size, &st)) != 0) {
+        lin->weights_bytes = payload_span + derived_size;
         CUresult r = ctx->driver.MemcpyHtoD(lin->weights, v.payload, v.payload_bytes);
+        if (r == CUDA_SUCCESS && derived_size)
+            r = ctx->driver.MemcpyHtoD(lin->weights + payload_span, derived, derived_size);
         if (r != CUDA_SUCCESS)
             st = qjit__cuda_error(ctx, &ctx->driver, r, "cuMemcpyHtoD (weights)");
     }
+    if (derived)
+        qjit__free(ctx, derived, derived_size);
     if (st == QJIT_OK) {
         lin->workspace_bytes = workspace_for_tokens(lin, opts.max_tokens);
         lin->workspace = device_alloc(ctx, lin->workspace_bytes, &st);
@@ -331,8 +390,9 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     pthread_mutex_unlock(&ctx->lock);
     if (st)
         goto fail;
-    for (int i = 0; i < v.nsections; i++)
-        lin->section[i] = lin->weights + v.sections[i].offset;
+    for (int i = 0; i < lin->plan.nsections; i++)
+        lin->section[i] = lin->weights + (lin->plan.sections[i].derived ? payload_span + derived_at[i]
+                                                                         : stored_section(&v, i)->offset);
     /* Bind every bucket: tensor maps of the weights, then the slots. */
     for (int i = 0; i < lin->plan.nbuckets; i++) {
         bucket *b = &lin->buckets[i];

@@ -386,6 +386,30 @@ qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v)
     return QJIT_OK;
 }
 
+static int64_t mask_words(const qjit__residual_view *rv) { return (rv->k_blocks + 31) / 32; }
+
+size_t qjit__residual_mask_bytes(const qjit__residual_view *rv)
+{
+    return rv->block_n ? (size_t)rv->row_blocks * (size_t)mask_words(rv) * 8 : 0;
+}
+
+void qjit__residual_mask(const qjit__residual_view *rv, uint32_t *out)
+{
+    int64_t words = mask_words(rv);
+    memset(out, 0, qjit__residual_mask_bytes(rv));
+    for (int64_t r = 0; r < rv->row_blocks; r++) {
+        uint32_t a = qjit__load_u32(rv->rptr + 4 * r), e = qjit__load_u32(rv->rptr + 4 * (r + 1));
+        uint32_t *row = out + 2 * r * words;
+        /* Entries of a word before any block of it: the row's count so far. */
+        uint32_t j = a;
+        for (int64_t w = 0; w < words; w++) {
+            row[2 * w + 1] = j;
+            while (j < e && qjit__load_u32(rv->ridx + 4 * (size_t)j) / 32 == (uint32_t)w)
+                row[2 * w] |= 1u << (qjit__load_u32(rv->ridx + 4 * (size_t)j++) % 32);
+        }
+    }
+}
+
 /*------------------------------------------------------------------------
  * The reference
  *------------------------------------------------------------------------*/

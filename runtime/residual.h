@@ -100,6 +100,16 @@ void qjit__residual_end(qjit_context *ctx, qjit__residual_work *w);
  * in v->residual.sections. @return QJIT_CORRUPT_WEIGHTS with the reason. */
 qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v);
 
+/* THE KERNELS' INDEX (rmask, built by the layer from rptr and ridx): per
+ * row block r and word w of 32 k-blocks, two u32 at (r * words + w) * 8:
+ * the presence bits of k-blocks 32 w .. 32 w + 31 (bit kb % 32) and the
+ * entry of the first of them, so block kb's entry is that plus the bits
+ * below its own (templates/lib/residual.cu). words = ceil(k_blocks / 32).
+ * @return its bytes. */
+size_t qjit__residual_mask_bytes(const qjit__residual_view *rv);
+/* Writes it into out (qjit__residual_mask_bytes, 4-byte aligned). */
+void qjit__residual_mask(const qjit__residual_view *rv, uint32_t *out);
+
 /* Row n's kept blocks: entries *first .. *first + count - 1. */
 int64_t qjit__residual_row(const qjit__weights_view *v, int64_t n, int64_t *first);
 /* The k-block of entry j. */

@@ -173,11 +173,12 @@ local function fit_tile(tile, group, K)
   return tonumber(bm), tonumber(bn), bk
 end
 
--- The split and stages of variant v for a bucket of at most max_m tokens.
--- v.per_sm: CTAs of the variant that run at once on one SM (nil: by tile).
+-- The split and stages of variant v for a bucket of at most max_m tokens,
+-- and the CTAs per SM they assume (v.per_sm: CTAs of the variant that run
+-- at once on one SM, nil: by tile; one_wave: 1).
 local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   local want, per_sm = v.split, v.per_sm
-  if want ~= "auto" then return want, v.stages end
+  if want ~= "auto" then return want, v.stages, v.per_sm end
   local m = (max_m > 0) and max_m or bm
   local ctas = math.ceil(N / bn) * math.ceil(m / bm)
   local ktiles = K // bk
@@ -192,7 +193,7 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   local ow = v.one_wave
   if ow then
     local s = grow(function(t) return ctas * t <= sms end)
-    if ctas * s <= sms and ctas * s >= ow.fill * sms and ktiles // s <= ow.max_ktiles then return s, ow.stages end
+    if ctas * s <= sms and ctas * s >= ow.fill * sms and ktiles // s <= ow.max_ktiles then return s, ow.stages, 1 end
   end
   -- fits(s): may the grid take split s? Variants that know how many of
   -- their CTAs share an SM (per_sm) split while every CTA is resident at
@@ -206,19 +207,38 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
     if bm >= 128 then return ctas * s <= sms end
     return ctas * s < 2 * D.WAVES * sms
   end
-  return grow(fits), v.stages
+  return grow(fits), v.stages, per_sm
+end
+
+-- Shared memory of one SM (H100: 228 KB), and what each CTA on it reserves.
+D.SM_SMEM, D.CTA_RESERVED = 233472, 1024
+
+-- A sparse kernel's stages also hold the tile's residual blocks (up to
+-- half the size of its 4-bit weights again): where the dense choice runs
+-- per_sm CTAs per SM, take stages away (down to 3) until that many fit
+-- again, so the residual costs ring depth, not occupancy.
+local function sparse_stages(key, per_sm, stages, arch)
+  if not per_sm or per_sm < 2 then return stages end
+  while stages > 3 do
+    local f = select(2, V.parse(key:gsub("stages=%d+", "stages=" .. stages), arch))
+    local _, p = V.plan(f)
+    if per_sm * (p.smem + 128 + D.CTA_RESERVED) <= D.SM_SMEM then break end
+    stages = stages - 1
+  end
+  return stages
 end
 
 -- The bucket's variant for this layer and target: its first alternative
--- whose conditions hold, else its own fields.
-local function gemm_key(scheme, group, b, N, K, arch, sms)
+-- whose conditions hold, else its own fields; res: the weights' residual
+-- (residual_of) or nil.
+local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local archn = V.norm_arch(arch)
-  local v, bm, bn, bk, split, stages
+  local v, bm, bn, bk, split, stages, per_sm
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
-      split, stages = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
+      split, stages, per_sm = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
       local kloop = (K // bk) // split
       if (not alt.min_kloop or kloop >= alt.min_kloop) and (not alt.max_kloop or kloop <= alt.max_kloop) then
         v = alt
@@ -229,11 +249,14 @@ local function gemm_key(scheme, group, b, N, K, arch, sms)
   if not v then
     v = b
     bm, bn, bk = fit_tile(v.tile, group, K)
-    split, stages = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
+    split, stages, per_sm = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
   local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
-  return string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s",
-                       scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce)
+  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s",
+                            scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce)
+  if not res then return key end
+  key = key .. res.fields
+  return (key:gsub("stages=%d+", "stages=" .. sparse_stages(key, per_sm, stages, arch)))
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
@@ -291,10 +314,40 @@ local function tensor_map(slot, p, sections, K)
   fail("TEMPLATE", "tensor map " .. slot.name .. " names no section (" .. slot.ref .. ")")
 end
 
+-- The budgets a sparse layer's kernels are made for: the weights' share of
+-- kept blocks rounded up to one of these, so layers of one budget share
+-- their kernels.
+D.BUDGETS = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1 }
+
+-- The residual of weights with `blocks` kept blocks of rbn x rbk (nil for
+-- dense weights): its key fields and its sections -- the three the packed
+-- buffer stores after the scheme's (runtime/residual.h), then the index
+-- the layer derives from them for the kernels (lib/residual.cu).
+local function residual_of(N, K, rbn, rbk, blocks)
+  if not rbn or rbn == 0 then return nil end
+  if math.type(rbn) ~= "integer" or math.type(rbk) ~= "integer" or math.type(blocks) ~= "integer"
+     or N % rbn ~= 0 or K % rbk ~= 0 or blocks < 0 or blocks > (N // rbn) * (K // rbk) then
+    fail("INVALID_ARGUMENT", "plan: residual of " .. tostring(blocks) .. " blocks of " .. tostring(rbn) .. "x"
+         .. tostring(rbk) .. " does not fit N=" .. N .. " K=" .. K)
+  end
+  local density, budget = blocks / ((N // rbn) * (K // rbk)), D.BUDGETS[#D.BUDGETS]
+  for _, b in ipairs(D.BUDGETS) do
+    if density <= b + 1e-9 then budget = b; break end
+  end
+  budget = V.norm_budget(string.format("%.6f", budget))
+  return {
+    fields = ";sparsity=" .. budget .. ";rblock=" .. rbn .. "x" .. rbk,
+    budget = budget, rblock = rbn .. "x" .. rbk,
+    sections = { { name = "rptr", bytes = (N // rbn + 1) * 4 }, { name = "ridx", bytes = blocks * 4 },
+                 { name = "rweight", bytes = blocks * rbn * rbk // 2 },
+                 { name = "rmask", bytes = (N // rbn) * ((K // rbk + 31) // 32) * 8, derived = 1 } },
+  }
+end
+
 -- One bucket's records: the GEMM of canonical key `key` (checked against
 -- the layer), its INT32 twin, the activation kernel (unless the GEMM
 -- quantizes its own tokens), the workspace and the tensor maps.
-local function bucket_plan(key, max_m, S, group, N, K, arch, sections)
+local function bucket_plan(key, max_m, S, group, N, K, arch, sections, res)
   local canon, f = V.parse(key, arch)
   if f.kernel ~= "gemm" then refuse("variant " .. canon .. " is not a GEMM (kernel=gemm)") end
   if f.scheme ~= S.name then
@@ -302,6 +355,12 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sections)
   end
   if tonumber(f.g) ~= group then
     refuse("variant " .. canon .. " must be a GEMM with g=" .. group .. ", the group of the weights")
+  end
+  if res and f.rblock ~= res.rblock then
+    refuse("variant " .. canon .. " must be a sparse GEMM with rblock=" .. res.rblock .. ", the residual blocks of "
+           .. "the weights")
+  elseif not res and f.sparsity then
+    refuse("variant " .. canon .. " is a sparse GEMM; the weights carry no residual")
   end
   local _, p, L, slots = V.plan(f)
   if K % p.k_step ~= 0 or N % p.n_unit ~= 0 then
@@ -339,7 +398,7 @@ end
 -- maps. sms: the device's multiprocessor count (132 on an H100 SXM if not
 -- given). variant: a GEMM key every bucket uses instead (missing fields take
 -- their defaults), for tuning and benchmarks; "" for none.
-function D.plan(scheme, group, N, K, arch, sms, variant)
+function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks)
   if math.type(group) ~= "integer" or math.type(N) ~= "integer" or math.type(K) ~= "integer" then
     fail("INVALID_ARGUMENT", "plan: group, N and K must be integers")
   end
@@ -348,18 +407,23 @@ function D.plan(scheme, group, N, K, arch, sms, variant)
   local why = S.check_group(group)
   if why then refuse(why) end
   local sections = S.sections(N, K, group)
+  -- Weights with a sparse residual: its sections follow, and every bucket's
+  -- GEMM is the sparse kernel of the weights' budget class and blocks.
+  local res = residual_of(N, K, rbn, rbk, rblocks)
   local out = { sections = {}, buckets = {} }
   for i, s in ipairs(sections) do out.sections[i] = { name = s.name, bytes = s.bytes } end
+  for _, s in ipairs(res and res.sections or {}) do out.sections[#out.sections + 1] = s end
   local forced
   if variant and variant ~= "" then
-    -- A forced variant takes the layer's scheme and group unless it names its own.
+    -- A forced variant takes the layer's scheme, group and residual unless it names its own.
     local raw = V.raw(variant)
     forced = V.canonicalize((raw.scheme and "" or "scheme=" .. S.name .. ";") .. (raw.g and "" or "g=" .. group .. ";")
-                            .. variant, arch)
+                            .. ((res and not raw.sparsity) and "sparsity=" .. res.budget .. ";" or "")
+                            .. ((res and not raw.rblock) and "rblock=" .. res.rblock .. ";" or "") .. variant, arch)
   end
   for i, b in ipairs(buckets(S.layout(group))) do
-    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms), arch)
-    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sections)
+    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res), arch)
+    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sections, res)
   end
   return out
 end

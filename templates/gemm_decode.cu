@@ -77,6 +77,18 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 //% end
     }
 
+//% if p.sparse == 1 then
+    /* The residual (lib/residual.cu): per row block its rmask entry (a
+     * cursor, the same in every lane), U steps of its 16 x 64 blocks in
+     * flight beside the weights, rp[u] bit r where step u's block r has one. */
+    const int kwords = residual_kwords(K);
+    residual_cursor rcur[R];
+    uint4 rq[U][R];
+    u32 rp[U];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        rcur[r] = { make_uint2(0u, 0u), -1 };
+//% end
     /* The first U steps of weights: they do not depend on the activation
      * kernel, which may still be running (programmatic dependent launch). */
     uint4 wq[U][R][W_VECS];
@@ -95,6 +107,21 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                 pq[u][r] = ldg_const(gp[r] + (size_t)((kb0 + u) * 64 / GROUP) * 8);
 //% end
             }
+//% if p.sparse == 1 then
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        rp[u] = 0u;
+        if (u < steps)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const uint4 *src = residual_lookup(rcur[r], rmask, rweight, nb0 + r, kb0 + u, N, kwords);
+                if (src) {
+                    rq[u][r] = ldg_stream(src + lane);
+                    rp[u] |= 1u << r;
+                }
+            }
+    }
+//% end
 
     for (int i = tid; i < BM * BN; i += THREADS)
         red[i] = 0;
@@ -169,6 +196,15 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                     prs[r] = pr;
 //% end
                 }
+//% if p.sparse == 1 then
+                /* This step's residual blocks, before their slot is refilled. */
+                u32 ar[R][2][4];
+                const u32 rnow = rp[u];
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    if (rnow >> r & 1u)
+                        residual_dequant(rq[u][r], ar[r]);
+//% end
                 /* Refill this slot with the step U ahead. */
                 if (s + U < steps)
 #pragma unroll
@@ -180,6 +216,18 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                         pq[u][r] = ldg_const(gp[r] + (size_t)((kb0 + s + U) * 64 / GROUP) * 8);
 //% end
                     }
+//% if p.sparse == 1 then
+                rp[u] = 0u;
+                if (s + U < steps)
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const uint4 *src = residual_lookup(rcur[r], rmask, rweight, nb0 + r, kb0 + s + U, N, kwords);
+                        if (src) {
+                            rq[u][r] = ldg_stream(src + lane);
+                            rp[u] |= 1u << r;
+                        }
+                    }
+//% end
 #pragma unroll
                 for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
@@ -187,6 +235,16 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 #pragma unroll
                         for (int j = 0; j < NT; ++j)
                             mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% if p.sparse == 1 then
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    if (rnow >> r & 1u)
+#pragma unroll
+                        for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                            for (int j = 0; j < NT; ++j)
+                                mma_s8_16832(acc[r][j], ar[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% end
 //% if p.fold == 1 then
                 /* A group ends here, or the warp's slice does: acc += part * S. */
                 if ((kb0 + s + 1) * 64 % GROUP == 0 || s == steps - 1) {

@@ -29,7 +29,12 @@ function P.check(f, arch)
   -- Registers per thread: U steps of R weight and group words, one step
   -- of NT x 4 activation words, R x NT x 4 accumulators (twice as many with
   -- a per-group rescale).
-  local regs = stages * r * (1 + 4 * L.bits // 4) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1) + r * 8
+  -- A sparse kernel keeps U steps of residual words too (4 per row block),
+  -- and its cursors.
+  local sp = {}
+  local sparse = G.sparse(sp, f, L, bn, 64) > 0
+  local regs = stages * r * (1 + 4 * L.bits // 4 + (sparse and 4 or 0)) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1)
+               + r * (sparse and 11 or 8)
   if regs > 160 then
     bad(string.format("pipe=decode: tile %s with %d stages needs ~%d registers per thread for its loads and "
                       .. "accumulators (max 160)", f.tile, stages, regs))
@@ -57,6 +62,7 @@ function P.check(f, arch)
     -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
     min_blocks = (L.fold and ctas_at_128 >= 2) and ctas_at_128 or 0,
   }
+  for k, v in pairs(sp) do p[k] = v end
   return G.scheme_facts(p, L, g), L
 end
 

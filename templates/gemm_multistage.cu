@@ -33,6 +33,10 @@
 #define W_OFF 0                      /* a stage: packed weights, activations, group parameters */
 #define X_OFF W_STAGE
 #define GP_OFF (W_STAGE + X_STAGE)
+//% if p.sparse == 1 then
+#define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
+#define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
+//% end
 #define ACC_REGS (MI * NJ * 4)       /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NJ * 4)][((q) / 4) % NJ][(q) % 4]
 #define ACC_NJ NJ
@@ -76,6 +80,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
         for (int j = 0; j < NJ; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
+//% if p.sparse == 1 then
+    residual_cursor rcur = { make_uint2(0u, 0u), -1 };
+//% end
 //% if p.fold == 1 then
     /* The current group's sums, added to acc times the group's integer
      * scales at its end (or the slice's). */
@@ -129,6 +136,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         refill_slot(smem_base, kt + PREFETCH, ktiles, kt_begin, tid, STAGE_PTRS, n_cta, m_cta, M, N, K);
 
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
+//% if p.sparse == 1 then
+        const u32 rbits = lds32(stage + RB_OFF);   /* the tile's residual blocks */
+//% end
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {
             /* A: W_VECS 128-bit loads per 16-row block give this lane its
@@ -173,6 +183,22 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
                     for (int j = 0; j < NJ; ++j)
                         mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% if p.sparse == 1 then
+            /* This step's residual blocks, into the same sums. */
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const int nbl = warp_n * MI + i;
+                if (rbits >> (nbl * (BK / 64) + kb) & 1u) {
+                    u32 ar[2][4];
+                    residual_dequant(lds128(stage + R_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16), ar);
+#pragma unroll
+                    for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+                        for (int j = 0; j < NJ; ++j)
+                            mma_s8_16832(acc[i][j], ar[kk], b[j][2 * kk], b[j][2 * kk + 1]);
+                }
+            }
+//% end
 //% if p.fold == 1 then
             /* A group ends here, or the slice does: acc += part * S. */
             if (((kt_begin + kt) * BK + (kb + 1) * 64) % GROUP == 0 || (kt == ktiles - 1 && kb == BK / 64 - 1)) {

@@ -42,6 +42,32 @@ static __device__ __forceinline__ void tma_stage(u32 stage, u32 full, int kt, co
         tma_load_2d(stage + X_OFF, &xmap, kt * BK, m_cta, full);   /* 128-byte swizzled by the map */
 }
 
+//% if p.sparse == 1 then
+/* One contiguous copy of `bytes` (a multiple of 16) into shared memory,
+ * completing on an mbarrier. */
+static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 bytes, u32 bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+/* Warp 0: the residual of K tile kt -- lane l looks up 16 x 64 block l
+ * (16-row block l / (BK / 64), 64-k step l % (BK / 64)) and returns its
+ * source (NULL if absent); `present` gets every lane's answer as bits. */
+static __device__ __forceinline__ const uint4 *residual_find(int kt, int lane, residual_cursor &rcur,
+                                                             const uint2 *__restrict__ rmask,
+                                                             const uint4 *__restrict__ rweight, int n_cta, int N,
+                                                             int K, u32 &present)
+{
+    const uint4 *src = nullptr;
+    if (lane < (BN / 16) * (BK / 64))
+        src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
+                              residual_kwords(K));
+    present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
+    return src;
+}
+//% end
+
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
@@ -60,12 +86,32 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     __syncthreads();
     /* Fill the ring: weights first -- they do not depend on the activation
      * kernel that may still be running (programmatic dependent launch). */
+//% if p.sparse == 1 then
+    /* With each tile's weights its residual blocks: one copy of 512 bytes
+     * per block present, counted into the slot's bytes, and the stage's
+     * presence word (published by the slot's arrival). */
+    if (warp == 0)
+        for (int s = 0; s < STAGES && s < ktiles; ++s) {
+            u32 present;
+            const uint4 *rsrc = residual_find(kt_begin + s, lane, rcur, rmask, rweight, n_cta, N, K, present);
+            if (lane == 0) {
+                sts32(smem_base + s * STAGE_BYTES + RB_OFF, present);
+                mbar_expect_tx(full0 + s * 8, TX_BYTES + __popc(present) * 512);
+                tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
+                                       n_cta, m_cta);
+            }
+            __syncwarp();
+            if (rsrc)
+                bulk_load(smem_base + s * STAGE_BYTES + R_OFF + lane * 512, rsrc, 512, full0 + s * 8);
+        }
+//% else
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s) {
             mbar_expect_tx(full0 + s * 8, TX_BYTES);
             tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
                                    n_cta, m_cta);
         }
+//% end
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s)

@@ -7,6 +7,26 @@
 {{ render("lib/wgmma_tile.cu", { p = p, par = par, ends = ends }) }}
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
          * once every warp has released it. */
+//% if p.sparse == 1 then
+        /* Warp 0 looks up the tile's residual first; its presence word is
+         * written once the slot is free. */
+        if (warp == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
+            const int slot = (kt - 1) % STAGES;
+            u32 present;
+            const uint4 *rsrc = residual_find(kt_begin + kt - 1 + STAGES, lane, rcur, rmask, rweight, n_cta, N, K,
+                                              present);
+            if (lane == 0) {
+                mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
+                sts32(smem_base + slot * STAGE_BYTES + RB_OFF, present);
+                mbar_expect_tx(full0 + slot * 8, TX_BYTES + __popc(present) * 512);
+                tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
+                                      xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+            }
+            __syncwarp();
+            if (rsrc)
+                bulk_load(smem_base + slot * STAGE_BYTES + R_OFF + lane * 512, rsrc, 512, full0 + slot * 8);
+        }
+//% else
         if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
             const int slot = (kt - 1) % STAGES;
             mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
@@ -14,3 +34,4 @@
             tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
                                   xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
         }
+//% end

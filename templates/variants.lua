@@ -81,6 +81,31 @@ local function norm_choice(name, map)
   end
 end
 
+-- A budget: a decimal in [0, 1] with at most 6 places ("0.1", ".05",
+-- "1.0"), spelled canonically without trailing zeros ("0.05", "1", "0").
+local function norm_budget(v)
+  local int, frac = v:match("^(%d*)%.?(%d*)$")
+  if not int or (int == "" and frac == "") or #int > 6 or #frac > 6 then
+    bad("sparsity=" .. v .. " is not a budget: a decimal in [0, 1] with at most 6 places (0, 0.05, 0.1, 1)")
+  end
+  frac = frac:gsub("0+$", "")
+  local n = tonumber((int == "" and "0" or int) .. "." .. (frac == "" and "0" or frac))
+  if n > 1 then bad("sparsity=" .. v .. ": a budget is at most 1 (every block)") end
+  if frac == "" then return tostring(math.tointeger(n)) end
+  return "0." .. frac
+end
+
+-- A residual block: 16, 32, 64 or 128 weight rows x 64 or 128 k.
+local function norm_rblock(v)
+  local rows, cols = v:lower():match("^(%d+)x(%d+)$")
+  rows, cols = tonumber(rows), tonumber(cols)
+  if not rows or not (rows == 16 or rows == 32 or rows == 64 or rows == 128) or not (cols == 64 or cols == 128) then
+    bad("rblock=" .. v .. " is not a residual block: rows 16, 32, 64 or 128 x k 64 or 128 (e.g. 64x64)")
+  end
+  return rows .. "x" .. cols
+end
+V.norm_budget = norm_budget
+
 -- Every kernel kind: its fields (normalizer, default) and template.
 V.KINDS = {
   gemm = {
@@ -118,6 +143,13 @@ V.KINDS = {
       reduce = { norm = norm_choice("reduce", { global = "global", workspace = "global", cluster = "cluster",
                                                 dsmem = "cluster" }), default = "global" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
+      -- sparsity=rho: the kernel adds a sparse 4-bit residual (runtime/
+      -- residual.h) on the weight blocks that carry one, in the main loop
+      -- into the same accumulators; rho is the budget it is made for (0 or
+      -- absent: dense, the key then names neither field). rblock=BNxBK: the
+      -- residual's blocks (rows 16/32/64/128, k 64/128; default 64x64).
+      sparsity = { norm = norm_budget },
+      rblock = { norm = norm_rblock },
       arch   = { norm = norm_arch },
     },
   },
@@ -134,7 +166,7 @@ V.KINDS = {
   },
 }
 
-local ALIASES = { group = "g", kind = "kernel", pipeline = "pipe", stage = "stages",
+local ALIASES = { group = "g", rho = "sparsity", ["residual-block"] = "rblock", kind = "kernel", pipeline = "pipe", stage = "stages",
                   epilogue = "epi", out = "epi", warp = "warps", cta = "tile", target = "arch", sm = "arch" }
 local KIND_ALIASES = { gemm = "gemm", ["act-quant"] = "act-quant", actquant = "act-quant", quant = "act-quant",
                        ["act_quant"] = "act-quant" }
@@ -195,6 +227,10 @@ function V.parse(text, default_arch)
     local why = SCHEMES.get(f.scheme).check_group(tonumber(f.g))
     if why then bad(why) end
   end
+  -- A dense kernel's key names no budget and no residual block.
+  if f.sparsity == "0" then f.sparsity = nil end
+  if f.rblock and not f.sparsity then bad("rblock=" .. f.rblock .. " needs a budget (sparsity > 0)") end
+  if f.sparsity and not f.rblock then f.rblock = "64x64" end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

@@ -118,6 +118,20 @@ START_TEST(each_option)
     ck_assert_int_eq(a.peers, 0);
     PARSE_OK(&a, "--scheme", "lqq,w8a8");
     ck_assert_str_eq(a.schemes, "lqq,w8a8");     /* names are the library's to check */
+    /* Budgets: the dense baseline first whether listed or not, then the
+     * others in the order given. */
+    PARSE_OK(&a, "--sparsity", "0.1,.05,0.2");
+    ck_assert_int_eq(a.nsparsity, 4);
+    ck_assert(a.sparsity[0] == 0 && a.sparsity[1] == 0.1 && a.sparsity[2] == 0.05 && a.sparsity[3] == 0.2);
+    PARSE_OK(&a, "--sparsity", "0,0.05,1");
+    ck_assert_int_eq(a.nsparsity, 3);
+    ck_assert(a.sparsity[0] == 0 && a.sparsity[1] == 0.05 && a.sparsity[2] == 1);
+    PARSE_OK(&a, "--sparsity", "0");
+    ck_assert_int_eq(a.nsparsity, 1);
+    PARSE_BAD("--sparsity", "'1.5' is not a budget in [0, 1]", "--sparsity", "0.1,1.5");
+    PARSE_BAD("--sparsity", "'-0.1' is not a budget", "--sparsity", "-0.1");
+    PARSE_BAD("--sparsity", "given twice", "--sparsity", "0.1,.1");
+    PARSE_BAD("--sparsity", "besides 0", "--sparsity", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8");
 
     char *argv[] = {"bench", "--variant", "key-a", "--m", "16", "--variant", "key-b"};
     qt_parse_ok(&parser, &a, 7, argv);

@@ -134,6 +134,26 @@ START_TEST(default_set_compiles_for_every_arch)
         compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=64;tile=128x128x128;warps=2x4;stages=4;split=2", &info);
         compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=0;tile=64x256x128;warps=1x8;stages=4;split=1", &info);
     }
+    /* Sparse kernels (a residual in the main loop) of every pipe the target
+     * has, for both schemes that take one: no advisory either (a residual
+     * wgmma under a branch ptxas cannot prove uniform serializes them all). */
+    static const char *const sparse[] = {
+        "tile=64x128x64;warps=2x2;stages=4;split=2", "pipe=decode;tile=16x32x64;warps=1x8",
+        "tile=16x64x128;warps=1x4;actq=fused", "pipe=wgmma;tile=64x128x128;warps=1x8;stages=4",
+        "pipe=tma;tile=128x128x128;warps=1x8;stages=6", "pipe=tma;tile=128x64x128;warps=1x4;stages=8;split=2;reduce=cluster",
+    };
+    for (size_t i = 0; i < sizeof sparse / sizeof sparse[0]; i++)
+        for (int q = 0; q < 2; q++) {
+            if (strstr(sparse[i], "pipe=wgmma") || strstr(sparse[i], "pipe=tma")) {
+                if (strcmp(arch, "sm_90a"))
+                    continue;
+            }
+            char key[256];
+            snprintf(key, sizeof key, "kernel=gemm;scheme=%s;g=128;sparsity=0.1;%s", q ? "w4a8-qoq" : "w4a8-lqq",
+                     sparse[i]);
+            qjit_compile_info info;
+            compile_ok(ctx, key, &info);
+        }
     ck_assert_int_ge(n, 8);
     /* ptxas made none of them slower than written (such a kernel runs, and
      * is exact, at a fraction of its speed: only this log tells). */

@@ -30,8 +30,8 @@ typedef struct fixture {
 /* A layer of `scheme` with groups of `group` (0: per channel) on random
  * weights with an outlier column and an all-zero row, as real layers have;
  * f->lin uses the dispatch table (NULL with no_layer). */
-static void setup_scheme(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, int group, uint64_t stream,
-                         int no_layer)
+static void setup_layer(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, int group, uint64_t stream,
+                        int no_layer, const qjit_quantize_options *qo)
 {
     memset(f, 0, sizeof *f);
     qjit_context_options o;
@@ -54,16 +54,22 @@ static void setup_scheme(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, i
         W[(N / 2) * K + k] = 0.0f;
     f->scheme = scheme;
     f->group = group;
-    ck_assert_int_eq(qjit_packed_size(scheme, group, N, K, &f->bytes), QJIT_OK);
+    ck_assert_int_eq(qjit_packed_size_ex(f->ctx, scheme, group, N, K, qo, &f->bytes), QJIT_OK);
     f->blob = malloc(f->bytes);
-    qjit_status st = qjit_quantize_weights(f->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, f->blob, f->bytes,
-                                           &f->bytes);
+    qjit_status st = qjit_quantize_weights_ex(f->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, qo, f->blob, f->bytes,
+                                              &f->bytes);
     ck_assert_msg(st == QJIT_OK, "quantize %s g=%d: %s", qjit_scheme_name(scheme), group, qjit_last_error(f->ctx));
     free(W);
     if (no_layer)
         return;
     st = qjit_linear_create(f->ctx, f->blob, f->bytes, NULL, &f->lin);
     ck_assert_msg(st == QJIT_OK, "linear_create: %s", qjit_last_error(f->ctx));
+}
+
+static void setup_scheme(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, int group, uint64_t stream,
+                         int no_layer)
+{
+    setup_layer(f, scheme, N, K, group, stream, no_layer, NULL);
 }
 
 static void setup(fixture *f, int64_t N, int64_t K, int group, uint64_t stream)
@@ -246,6 +252,26 @@ static const char *const PIPES[] = {
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 
+/* f's layer with `variant` forced; 0 (after the teardown) where the GPU
+ * lacks the pipe (warpgroup MMA: sm_90a). */
+static int create_forced(fixture *f, const char *variant)
+{
+    char arch[16];
+    ck_assert_int_eq(qjit_context_arch(f->ctx, arch, sizeof arch), QJIT_OK);
+    if ((strstr(variant, "pipe=wgmma") || strstr(variant, "pipe=tma")) && strcmp(arch, "sm_90a")) {
+        printf("%s: needs sm_90a, not run on %s\n", variant, arch);
+        teardown(f);
+        return 0;
+    }
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.variant = variant;
+    qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, &lo, &f->lin);
+    ck_assert_msg(st == QJIT_OK, "%s g=%d %s: %s", qjit_scheme_name(f->scheme), f->group, variant,
+                  qjit_last_error(f->ctx));
+    return 1;
+}
+
 START_TEST(every_pipeline_bit_exact)
 {
     const int sg = _i / NPIPES, pi = _i % NPIPES;
@@ -253,22 +279,87 @@ START_TEST(every_pipeline_bit_exact)
         return;
     fixture f;
     setup_scheme(&f, SCHEME_GROUPS[sg].scheme, 320, 1536, SCHEME_GROUPS[sg].group, 300 + _i, 1);
-    char arch[16];
-    ck_assert_int_eq(qjit_context_arch(f.ctx, arch, sizeof arch), QJIT_OK);
-    if ((strstr(PIPES[pi], "pipe=wgmma") || strstr(PIPES[pi], "pipe=tma")) && strcmp(arch, "sm_90a")) {
-        printf("%s: needs sm_90a, not run on %s\n", PIPES[pi], arch);
-        teardown(&f);
+    if (!create_forced(&f, PIPES[pi]))
         return;
-    }
-    qjit_linear_options lo;
-    qjit_linear_options_init(&lo);
-    lo.variant = PIPES[pi];
-    qjit_status st = qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin);
-    ck_assert_msg(st == QJIT_OK, "%s g=%d %s: %s", qjit_scheme_name(f.scheme), f.group, PIPES[pi],
-                  qjit_last_error(f.ctx));
     check_m(&f, 5, 3000 * _i + 1);
     check_m(&f, 77, 3000 * _i + 2);
     check_m(&f, 300, 3000 * _i + 3);
+    teardown(&f);
+}
+END_TEST
+
+/* The sparsity budget: layers with a residual of every block shape, budgets
+ * 0.01 .. 1, groups 64, 128 and per channel, on every pipeline forced (a
+ * 384 x 1536 layer: blocks of 128 rows straddle 64-row tiles, 128-k blocks
+ * straddle 64-k tiles and split-K slices) and through the dispatch table on
+ * Llama layers up to M = 4096; calibration rows weigh half of them. */
+static const struct { qjit_scheme scheme; int group; double rho; int bn, bk; } SPARSE[] = {
+    {QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 64, 64},  {QJIT_SCHEME_W4A8_LQQ, 64, 0.05, 16, 128},
+    {QJIT_SCHEME_W4A8_LQQ, 0, 0.5, 128, 64},   {QJIT_SCHEME_W4A8_QOQ, 128, 0.01, 32, 128},
+    {QJIT_SCHEME_W4A8_QOQ, 64, 1.0, 64, 64},   {QJIT_SCHEME_W4A8_LQQ, 128, 1.0, 128, 128},
+};
+#define NSPARSE ((int)(sizeof SPARSE / sizeof SPARSE[0]))
+
+static void setup_sparse(fixture *f, int c, int64_t N, int64_t K, uint64_t stream, int no_layer)
+{
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.sparsity = SPARSE[c].rho;
+    qo.block_n = SPARSE[c].bn;
+    qo.block_k = SPARSE[c].bk;
+    float *calib = NULL;
+    if (c % 2 == 0) {
+        qt_rng r = qt_rng_make(stream ^ 0xCA1Bu);
+        calib = malloc(sizeof(float) * (size_t)(16 * K));
+        for (int64_t i = 0; i < 16 * K; i++)
+            calib[i] = (float)(qt_normal(&r) * (i % K == K / 5 ? 30.0 : 1.0));
+        qo.calib = calib;
+        qo.calib_dtype = QJIT_DTYPE_F32;
+        qo.calib_rows = 16;
+    }
+    setup_layer(f, SPARSE[c].scheme, N, K, SPARSE[c].group, stream, no_layer, &qo);
+    free(calib);
+    qjit_residual_info ri;
+    qjit_residual_info_init(&ri);
+    ck_assert_int_eq(qjit_weights_residual(f->ctx, f->blob, f->bytes, &ri), QJIT_OK);
+    ck_assert_msg(ri.blocks > 0 && ri.block_n == SPARSE[c].bn && ri.block_k == SPARSE[c].bk,
+                  "config %d: %lld blocks of %dx%d", c, (long long)ri.blocks, ri.block_n, ri.block_k);
+    printf("%s g=%d rho=%g: %lld of %lld blocks of %dx%d carry a residual\n", qjit_scheme_name(SPARSE[c].scheme),
+           SPARSE[c].group, SPARSE[c].rho, (long long)ri.blocks, (long long)ri.total_blocks, ri.block_n, ri.block_k);
+}
+
+START_TEST(sparse_every_pipeline_bit_exact)
+{
+    const int c = _i / NPIPES, pi = _i % NPIPES;
+    if (!wanted(SPARSE[c].scheme))
+        return;
+    fixture f;
+    setup_sparse(&f, c, 384, 1536, 400 + _i, 1);
+    if (!create_forced(&f, PIPES[pi]))
+        return;
+    char key[512];
+    ck_assert_int_eq(qjit_linear_variant(f.lin, 5, key, sizeof key), QJIT_OK);
+    ck_assert_msg(strstr(key, "sparsity=") && strstr(key, "rblock="), "not a sparse kernel: %s", key);
+    check_m(&f, 1, 4000 * _i + 1);
+    check_m(&f, 77, 4000 * _i + 2);
+    check_m(&f, 300, 4000 * _i + 3);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(sparse_llama_layers_bit_exact)
+{
+    static const int CONFIGS[] = {0, 3, 1};
+    static const int64_t SIZES[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+    const int c = CONFIGS[_i];
+    if (!wanted(SPARSE[c].scheme))
+        return;
+    fixture f;
+    setup_sparse(&f, c, SIZES[_i][0], SIZES[_i][1], 500 + _i, 0);
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 5000 * _i + m);
+    if (_i == 0)
+        check_m(&f, 4096, 5000 * _i + 99);
     teardown(&f);
 }
 END_TEST
@@ -710,11 +801,14 @@ Suite *qjit_test_suite(void)
      * then overlap. */
     Suite *s = suite_create("gpu");
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
-    TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc");
+    TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
+    TCase *sparse_llama = tcase_create("sparse_llama");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 12);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
     tcase_add_loop_test(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);
+    tcase_add_loop_test(sparse, sparse_every_pipeline_bit_exact, 0, NSPARSE * NPIPES);
+    tcase_add_loop_test(sparse_llama, sparse_llama_layers_bit_exact, 0, 3);
     tcase_add_test(misc, integer_scale_near_the_bound);
     tcase_add_test(misc, bad_forward_input_changes_nothing);
     tcase_add_test(misc, concurrent_forward_calls);
@@ -722,7 +816,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc};
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

@@ -486,7 +486,7 @@ START_TEST(plans_agree_with_the_host)
             const qjit__scheme *host = qjit__scheme_get(sg[i].s);
             int64_t N = shapes[j][0], K = shapes[j][1];
             qjit__layer_plan plan;
-            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL};
+            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -509,8 +509,8 @@ START_TEST(plans_agree_with_the_host)
         }
     /* A forced variant of another group or scheme is refused with the reason. */
     qjit__layer_plan plan;
-    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64"};
-    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is"};
+    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0};
+    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0};
     pthread_mutex_lock(&ctx->lock);
     ck_assert_int_eq(qjit__plan_layer(ctx, &bad_group, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "g=128, the group of the weights"));
@@ -519,6 +519,157 @@ START_TEST(plans_agree_with_the_host)
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the weights are w4a8-qoq"));
     qjit__plan_release(ctx, &plan);
     pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* The sparsity budget as a key field: one canonical spelling, a dense key
+ * naming neither field, the residual's device code in every pipe, and
+ * every key no kernel can run refused with the reason. */
+START_TEST(sparse_keys)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    canon(ctx, "scheme=lqq;rho=.10", a);
+    canon(ctx, "scheme=lqq;sparsity=0.1;rblock=64x64", b);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_nonnull(strstr(a, ";sparsity=0.1;"));
+    ck_assert_ptr_nonnull(strstr(a, ";rblock=64x64;"));
+    canon(ctx, "scheme=lqq;sparsity=1.000", a);
+    ck_assert_ptr_nonnull(strstr(a, ";sparsity=1;"));
+    canon(ctx, "scheme=lqq;sparsity=0.0", a);
+    canon(ctx, "scheme=lqq", b);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_null(strstr(a, "sparsity"));
+    ck_assert_ptr_null(strstr(a, "rblock"));
+    canon(ctx, "scheme=lqq;sparsity=0.05", a);
+    canon(ctx, "scheme=lqq;sparsity=0.1", b);
+    ck_assert_str_ne(a, b);
+    static const char *const pipes[] = {
+        "tile=64x128x64;warps=2x2", "pipe=decode;tile=16x32x64;warps=1x8",
+        "pipe=wgmma;tile=64x128x128;warps=1x8", "pipe=tma;tile=128x128x128;warps=1x8;split=2",
+        "tile=16x64x128;warps=1x4;actq=fused",
+    };
+    for (size_t i = 0; i < sizeof pipes / sizeof pipes[0]; i++)
+        for (int q = 0; q < 2; q++) {
+            char key[256];
+            snprintf(key, sizeof key, "scheme=%s;g=64;%s;sparsity=0.05;rblock=32x128", q ? "qoq" : "lqq", pipes[i]);
+            char *src = source_with(ctx, key, (const char *const[]){"#define RBN 32", "#define RBK 128",
+                                                                    "residual_dequant(", "rweight", NULL}, NULL);
+            qjit_free(ctx, src);
+            snprintf(key, sizeof key, "scheme=%s;g=64;%s", q ? "qoq" : "lqq", pipes[i]);
+            src = source_with(ctx, key, NULL, (const char *const[]){"residual", "rmask", NULL});
+            qjit_free(ctx, src);
+        }
+    expect_refused(ctx, "scheme=lqq;sparsity=1.5", "at most 1");
+    expect_refused(ctx, "scheme=lqq;sparsity=-0.1", "is not a budget");
+    expect_refused(ctx, "scheme=lqq;sparsity=1e-1", "is not a budget");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.0000001", "is not a budget");
+    expect_refused(ctx, "scheme=lqq;rblock=64x64", "needs a budget");
+    expect_refused(ctx, "scheme=lqq;sparsity=0;rblock=64x64", "needs a budget");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.1;rblock=48x64", "is not a residual block");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.1;rblock=64x256", "is not a residual block");
+    expect_refused(ctx, "scheme=w4a8-is;sparsity=0.1", "takes no sparse residual");
+    expect_refused(ctx, "scheme=w8a8;sparsity=0.1", "takes no sparse residual");
+    expect_refused(ctx, "scheme=qoq;g=0;sparsity=0.1", "per channel takes no sparse residual");
+    expect_refused(ctx, "scheme=lqq;tile=32x512x128;warps=1x4;sparsity=0.1", "at most 32");
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* A layer whose weights carry a residual: its plan adds the residual's
+ * three stored sections and the index the layer derives, every bucket runs
+ * the sparse kernel of the weights' budget class, and forced variants must
+ * agree with the weights. */
+START_TEST(sparse_layer_plans)
+{
+    qjit_context *ctx = make_ctx();
+    static const struct { int64_t blocks; const char *budget; } cases[] = {
+        {1, "sparsity=0.01;"}, {400, "sparsity=0.1;"}, {410, "sparsity=0.2;"}, {4096, "sparsity=1;"},
+    };
+    const int64_t N = 4096, K = 4096;     /* 64 x 64 blocks of 64 x 64 */
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        qjit__layer_plan plan;
+        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks};
+        pthread_mutex_lock(&ctx->lock);
+        qjit_status st = qjit__plan_layer(ctx, &req, &plan);
+        pthread_mutex_unlock(&ctx->lock);
+        ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
+        const qjit__scheme *host = qjit__scheme_get(QJIT_SCHEME_W4A8_LQQ);
+        ck_assert_int_eq(plan.nsections, host->nsections + 4);
+        static const char *const names[] = {"rptr", "ridx", "rweight", "rmask"};
+        const uint64_t bytes[] = {(uint64_t)(N / 64 + 1) * 4, (uint64_t)cases[c].blocks * 4,
+                                  (uint64_t)cases[c].blocks * 64 * 64 / 2, (uint64_t)(N / 64) * 2 * 8};
+        for (int i = 0; i < 4; i++) {
+            const qjit__section_plan *sp = &plan.sections[host->nsections + i];
+            ck_assert_str_eq(sp->name, names[i]);
+            ck_assert_uint_eq(sp->bytes, bytes[i]);
+            ck_assert_int_eq(sp->derived, i == 3);
+        }
+        for (int b = 0; b < plan.nbuckets; b++) {
+            const qjit__kernel_plan *g = &plan.buckets[b].gemm;
+            ck_assert_msg(strstr(g->key, cases[c].budget) && strstr(g->key, "rblock=64x64;"), "%s", g->key);
+            ck_assert_ptr_nonnull(strstr(g->signature, ",rmask,rweight,"));
+            ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm_acc.key, cases[c].budget));
+        }
+        qjit__plan_release(ctx, &plan);
+    }
+    /* On every default shape each bucket runs the dense choice's sparse
+     * twin: the same key with the budget and blocks, at most fewer stages
+     * (never below 3) where the residual's blocks would cost CTAs per SM. */
+    static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+                                        {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
+    int fewer = 0, total = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        qjit__layer_plan dense, sparse;
+        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0};
+        const qjit__plan_request sr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 64, 64,
+                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10};
+        pthread_mutex_lock(&ctx->lock);
+        ck_assert_int_eq(qjit__plan_layer(ctx, &dr, &dense), QJIT_OK);
+        ck_assert_int_eq(qjit__plan_layer(ctx, &sr, &sparse), QJIT_OK);
+        pthread_mutex_unlock(&ctx->lock);
+        ck_assert_int_eq(dense.nbuckets, sparse.nbuckets);
+        for (int b = 0; b < dense.nbuckets; b++) {
+            char want[1024], got[1024];
+            const char *dk = dense.buckets[b].gemm.key, *sk = sparse.buckets[b].gemm.key;
+            const char *ds = strstr(dk, "stages="), *ss = strstr(sk, "stages=");
+            ck_assert_ptr_nonnull(ds);
+            ck_assert_ptr_nonnull(ss);
+            int dst = atoi(ds + 7), sst = atoi(ss + 7);
+            ck_assert_msg(sst <= dst && sst >= (dst < 3 ? dst : 3), "%s -> %s", dk, sk);
+            fewer += sst < dst;
+            total++;
+            /* The rest of the key: the dense one with the two fields added. */
+            snprintf(want, sizeof want, "%.*srblock=64x64;%.*ssparsity=0.1;%s", (int)(strstr(dk, "reduce=") - dk), dk,
+                     (int)(strstr(dk, "split=") - strstr(dk, "reduce=")), strstr(dk, "reduce="), strstr(dk, "split="));
+            snprintf(got, sizeof got, "%s", sk);
+            char *w = strstr(want, "stages="), *g = strstr(got, "stages=");
+            w[7] = g[7] = '#';
+            ck_assert_msg(!strcmp(want, got), "dense %s\nsparse %s", dk, sk);
+        }
+        qjit__plan_release(ctx, &dense);
+        qjit__plan_release(ctx, &sparse);
+    }
+    printf("sparse twins of the default lqq g=128 plans: %d of %d with fewer stages\n", fewer, total);
+    ck_assert_int_gt(fewer, 0);
+    static const struct { qjit__plan_request req; const char *words; } bad[] = {
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0}, "the weights carry no residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10}, "rblock=64x64, the residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097}, "does not fit"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1}, "does not fit"},
+        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10}, "takes no sparse residual"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        qjit__layer_plan plan;
+        pthread_mutex_lock(&ctx->lock);
+        qjit_status st = qjit__plan_layer(ctx, &bad[i].req, &plan);
+        pthread_mutex_unlock(&ctx->lock);
+        ck_assert_int_ne(st, QJIT_OK);
+        ck_assert_msg(strstr(qjit_last_error(ctx), bad[i].words), "case %zu: '%s' lacks '%s'", i, qjit_last_error(ctx),
+                      bad[i].words);
+        qjit__plan_release(ctx, &plan);
+    }
     qjit_context_destroy(ctx);
 }
 END_TEST
@@ -588,7 +739,7 @@ END_TEST
 static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
 {
     qjit__layer_plan plan;
-    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL};
+    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -674,6 +825,8 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, cluster_reduction_is_a_variant_field);
     tcase_add_test(tc, schemes_generate_in_every_pipe);
     tcase_add_test(tc, plans_agree_with_the_host);
+    tcase_add_test(tc, sparse_keys);
+    tcase_add_test(tc, sparse_layer_plans);
     tcase_add_test(tc, wgmma_variants_are_checked);
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     tcase_add_test(tc, dispatch_narrow_tiles_for_4096_wide_layers);

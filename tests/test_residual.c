@@ -532,26 +532,55 @@ START_TEST(sparse_buffer_is_no_other_scheme)
 }
 END_TEST
 
-/* The GPU layer refuses a residual it would silently drop; no GPU needed
- * (the buffer is checked before the driver is loaded). */
-START_TEST(layer_refuses_a_residual)
+/* The index the kernels read (rmask, built by the layer): for every row
+ * block and k-block, its bit is set exactly where the row pointers keep the
+ * block, and the word's first entry plus the bits below gives that block's
+ * entry -- for block shapes whose k-blocks span one word, several, and a
+ * partial last word, at budgets from one block to all of them. */
+START_TEST(kernel_index_matches_the_rows)
 {
-    char *dir = qt_tempdir("residual");
-    qjit_context *ctx = qt_plain_context(dir);
-    ck_assert_ptr_nonnull(ctx);
-    const int64_t N = 64, K = 256;
-    float *W = weights(N, K, 70);
-    qjit_quantize_options o = sparse_options(0.1);
-    packed p = quantize(QJIT_SCHEME_W4A8_LQQ, 128, W, N, K, &o);
-    qjit_linear *lin = (qjit_linear *)&o;
-    ck_assert_int_eq(qjit_linear_create(ctx, p.b, p.bytes, NULL, &lin), QJIT_INVALID_ARGUMENT);
-    ck_assert_ptr_null(lin);
-    ck_assert_msg(strstr(qjit_last_error(ctx), "sparse residual"), "%s", qjit_last_error(ctx));
+    static const struct { int64_t N, K; int bn, bk; double rho; } cases[] = {
+        {64, 256, 16, 64, 0.3},     {128, 4096, 64, 64, 0.1},  {96, 64 * 70, 32, 64, 0.5},
+        {256, 128 * 40, 128, 128, 1.0}, {48, 64 * 33, 16, 64, 0.01},
+    };
+    const int c = _i;
+    float *W = weights(cases[c].N, cases[c].K, 80 + (uint64_t)c);
+    qjit_quantize_options o = sparse_options(cases[c].rho);
+    o.block_n = cases[c].bn;
+    o.block_k = cases[c].bk;
+    packed p = quantize(QJIT_SCHEME_W4A8_LQQ, 64, W, cases[c].N, cases[c].K, &o);
+    qjit__weights_view v;
+    ck_assert_int_eq(qjit__weights_view_init(qt_bare_context(), p.b, p.bytes, 1, &v), QJIT_OK);
+    const qjit__residual_view *rv = &v.residual;
+    ck_assert_int_gt(rv->blocks, 0);
+    int64_t words = (rv->k_blocks + 31) / 32;
+    ck_assert_uint_eq(qjit__residual_mask_bytes(rv), (size_t)(rv->row_blocks * words * 8));
+    uint32_t *mask = qt_xmalloc(qjit__residual_mask_bytes(rv));
+    qjit__residual_mask(rv, mask);
+    int64_t found = 0;
+    for (int64_t r = 0; r < rv->row_blocks; r++) {
+        int64_t first, count = qjit__residual_row(&v, r * rv->block_n, &first);
+        for (int64_t kb = 0; kb < rv->k_blocks; kb++) {
+            const uint32_t *e = mask + 2 * (r * words + kb / 32);
+            uint32_t bit = 1u << (kb % 32);
+            int64_t j = -1;
+            for (int64_t i = first; i < first + count; i++)
+                if (qjit__residual_kblock(&v, i) == kb)
+                    j = i;
+            ck_assert_msg(!!(e[0] & bit) == (j >= 0), "row block %lld k-block %lld: bit %d, kept %d", (long long)r,
+                          (long long)kb, !!(e[0] & bit), j >= 0);
+            if (j >= 0) {
+                ck_assert_int_eq((int64_t)e[1] + __builtin_popcount(e[0] & (bit - 1)), j);
+                found++;
+            }
+        }
+    }
+    ck_assert_int_eq(found, rv->blocks);
+    if (cases[c].rho == 1.0)
+        ck_assert_int_eq(found, rv->row_blocks * rv->k_blocks);
+    free(mask);
     free(p.b);
     free(W);
-    qjit_context_destroy(ctx);
-    qt_rmtree(dir);
-    free(dir);
 }
 END_TEST
 
@@ -649,7 +678,7 @@ Suite *qjit_test_suite(void)
         {"reference", reference_matches_the_definition, 5},
         {"corrupted", corrupted_residual_refused, 1},
         {"other_scheme", sparse_buffer_is_no_other_scheme, 1},
-        {"layer_refuses", layer_refuses_a_residual, 1},
+        {"kernel_index", kernel_index_matches_the_rows, 5},
         {"allocation_failures", allocation_failures, 1},
         {"reference_allocation_failures", reference_allocation_failures, 1},
     };

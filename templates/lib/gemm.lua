@@ -34,6 +34,29 @@ function G.scheme_facts(p, L, g)
   return p
 end
 
+-- The sparse residual of a key with a budget (sparsity > 0) on the facts
+-- p, after the pipe's tile checks: p.sparse, the residual block rbn x rbk,
+-- and the bytes a stage adds (r_bytes: every 16 x 64 residual block of the
+-- tile, 4 bits a weight, the most a K tile can carry; then one word of
+-- presence bits, bit nbl * (BK / 64) + s for 16-row block nbl and 64-k step
+-- s of the tile). Returns those bytes (0 for a dense key).
+function G.sparse(p, f, L, bn, bk)
+  p.sparse, p.rbn, p.rbk, p.r_bytes = 0, 0, 0, 0
+  if not f.sparsity then return 0 end
+  if not L.residual then
+    fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": scheme " .. f.scheme .. (tonumber(f.g) == 0 and " per channel" or "")
+         .. " takes no sparse residual (the two-level 4-bit schemes with groups do)")
+  end
+  if (bn // 16) * (bk // 64) > 32 then
+    fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": tile " .. bn .. "x" .. bk .. " (weight rows x k) has "
+         .. (bn // 16) * (bk // 64) .. " residual blocks of 16 x 64 per K tile; a sparse kernel takes at most 32")
+  end
+  local rbn, rbk = f.rblock:match("^(%d+)x(%d+)$")
+  p.sparse, p.rbn, p.rbk, p.r_bytes = 1, tonumber(rbn), tonumber(rbk), bn * bk // 2
+  p.rho = f.sparsity
+  return p.r_bytes + 16
+end
+
 -- Quantizer CTAs of a fused GEMM at most (flags in the workspace).
 G.FUSED_QUANTIZERS = 64
 
@@ -45,6 +68,12 @@ function G.slots(p, L)
   local fused, s = p.fused == 1, {}
   local function add(name, ctype, kind, ref) s[#s + 1] = { name = name, ctype = ctype, kind = kind, ref = ref } end
   for _, w in ipairs(L.params) do add(w.name, w.ctype, "w", w.name) end
+  if p.sparse == 1 then
+    -- The residual: presence words per row block (built by the runtime
+    -- from its row pointers) and the blocks.
+    add("rmask", "const uint2 *__restrict__", "w", "rmask")
+    add("rweight", "const uint4 *__restrict__", "w", "rweight")
+  end
   -- A fused GEMM writes Xq, sx (and the row sums) itself.
   add("Xq", fused and "signed char *" or "const signed char *__restrict__", "ws", "xq")
   add("sx", fused and "float *" or "const float *__restrict__", "ws", "sx")
@@ -118,6 +147,7 @@ end
 -- GEMM, the cluster primitives of a cluster split-K reduction.
 function G.lib(p)
   local parts = {}
+  if p.sparse == 1 then parts[#parts + 1] = render("lib/residual.cu", { p = p }) end
   if p.fused == 1 then parts[#parts + 1] = render("lib/act_row.cu") .. render("lib/flags.cu") end
   if p.cluster > 1 then parts[#parts + 1] = render("lib/cluster.cu") end
   return table.concat(parts)

@@ -9,17 +9,14 @@
  * group parameters (LOAD_W) and the activation tile (LOAD_X) -- apart, so
  * weights can be fetched before the activations exist; refill_slot() is the
  * main loop's request of a whole tile (STAGES, STAGE_BYTES: the ring). */
-//% if p.gparams_tiled == 1 then
-#define STAGE_PTRS qweight, gparams, Xq   /* the pointers load_stage reads */
-//% else
-#define STAGE_PTRS qweight, Xq
-//% end
+//% local ptrs = "qweight, " .. (p.gparams_tiled == 1 and "gparams, " or "") .. (p.sparse == 1 and "rmask, rweight, rcur, " or "") .. "Xq"
+#define STAGE_PTRS {{ ptrs }}   /* what load_stage reads */
+//% local params = "const uint4 *__restrict__ qweight, " .. (p.gparams_tiled == 1 and "const u32 *__restrict__ gparams, " or "")
+//%   .. (p.sparse == 1 and "const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight, residual_cursor &rcur, " or "")
+//%   .. "const signed char *__restrict__ Xq"
 template <bool LOAD_W, bool LOAD_X>
-static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, const uint4 *__restrict__ qweight,
-//% if p.gparams_tiled == 1 then
-    const u32 *__restrict__ gparams,
-//% end
-    const signed char *__restrict__ Xq, int n_cta, int m_cta, int M, int N, int K)
+static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{ params }},
+    int n_cta, int m_cta, int M, int N, int K)
 {
     const int kblocks = K / 64;
     if (LOAD_W) {
@@ -52,6 +49,26 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, co
         }
     }
 //% end
+//% if p.sparse == 1 then
+    /* The tile's residual: lane l of warp 0 looks up 16 x 64 block l (16-row
+     * block l / (BK / 64), 64-k step l % (BK / 64)); the warp copies each
+     * present one (512 bytes, 16 a lane) to R_OFF + 512 l and notes it in
+     * the stage's presence word. */
+    if (tid < 32) {
+        const uint4 *src = nullptr;
+        if (tid < (BN / 16) * (BK / 64))
+            src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + tid / (BK / 64), kt * (BK / 64) + tid % (BK / 64),
+                                  N, residual_kwords(K));
+        const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
+        for (u32 left = present; left; left &= left - 1u) {
+            const int l = __ffs(left) - 1;
+            const uint4 *blk = (const uint4 *)__shfl_sync(0xFFFFFFFFu, (unsigned long long)src, l);
+            cp_async16(stage + R_OFF + l * 512 + tid * 16, blk + tid, true);
+        }
+        if (tid == 0)
+            sts32(stage + RB_OFF, present);
+    }
+//% end
     }
     if (!LOAD_X)
         return;
@@ -73,12 +90,7 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, co
  * slice has it, and commits the copies as one group (an empty one past the
  * end, so the ring's wait counts stay in step). */
 static __device__ __forceinline__ void refill_slot(u32 smem_base, int next, int ktiles, int kt_begin, int tid,
-                                                   const uint4 *__restrict__ qweight,
-//% if p.gparams_tiled == 1 then
-                                                   const u32 *__restrict__ gparams,
-//% end
-                                                   const signed char *__restrict__ Xq, int n_cta, int m_cta, int M,
-                                                   int N, int K)
+                                                   {{ params }}, int n_cta, int m_cta, int M, int N, int K)
 {
     if (next < ktiles)
         load_stage<true, true>(smem_base + (next % STAGES) * STAGE_BYTES, kt_begin + next, tid, STAGE_PTRS, n_cta,

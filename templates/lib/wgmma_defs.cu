@@ -22,6 +22,10 @@
 #define X_OFF 0                         /* a stage: activations, packed weights, group parameters */
 #define W_OFF X_STAGE
 #define GP_OFF (X_STAGE + W_STAGE)
+//% if p.sparse == 1 then
+#define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
+#define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
+//% end
 #define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
 #define ACC_NJ (NT / 8)

@@ -24,6 +24,10 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
+//% if p.sparse == 1 then
+    /* Warp 0's lanes look up the residual of each K tile (lib/residual.cu). */
+    residual_cursor rcur = { make_uint2(0u, 0u), -1 };
+//% end
 //% -- Pinned where ptxas otherwise serialized every wgmma (C7515: the
 //% -- cp.async pipe without per-tile group parameters); elsewhere the
 //% -- kernels do not serialize and a pin would only move registers.

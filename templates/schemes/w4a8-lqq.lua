@@ -18,6 +18,7 @@ function S.layout(g)
     gparams = true,           -- one parameter word per row pair and group (per channel when g = 0)
     fold = false,             -- no per-group rescale of the INT32 sums
     rowsum = false,           -- the epilogue needs no token row sums
+    residual = true,          -- takes a sparse residual (runtime/residual.h) into the INT32 sums
     device = "schemes/w4a8-lqq.cu",
     params = C.params{ "qweight", "gparams", "scale" },
   }

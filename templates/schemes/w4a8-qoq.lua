@@ -20,6 +20,7 @@ function S.layout(g)
     gparams = not per_channel,    -- {s1, z s1} per row pair and group
     fold = false,
     rowsum = per_channel,         -- the epilogue subtracts zw * sum_k Xq
+    residual = not per_channel,   -- a sparse residual in the INT8 domain of level 1 (groups only)
     device = "schemes/w4a8-qoq.cu",
     params = C.params(per_channel and { "qweight", "scale", "zero" } or { "qweight", "gparams", "scale" }),
   }
