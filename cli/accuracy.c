@@ -175,6 +175,19 @@ static int quant_error_take(void *args, const char *o, const char *v, char *msg,
         a->nsparsity = l.n;
         return rc;
     }
+    if (!strcmp(o, "--rblock")) {
+        /* ROWSxCOLS; which shapes a layer takes is the library's call. */
+        long long r = 0, c = 0;
+        int overflow = 0;
+        const char *p = qa_read_ll(v, 0, &r, &overflow), *q = p && (*p == 'x' || *p == 'X') ? qa_read_ll(p + 1, 0, &c, &overflow) : NULL;
+        if (!q || *q || r < 1 || c < 1 || r > 1024 || c > 1024) {
+            qa_say(msg, msglen, "'%s' is not a residual block ROWSxCOLS (e.g. 64x64, 16x128)", v);
+            return -1;
+        }
+        a->rblock_n = (int)r;
+        a->rblock_k = (int)c;
+        return 0;
+    }
     if (!strcmp(o, "--csv"))
         a->csv_path = v;
     else
@@ -186,7 +199,7 @@ int qa_parse_args(int argc, char **argv, qa_args *out, char *err, size_t errlen)
 {
     static const qa_option options[] = {
         {"--n", QA_VALUE},       {"--k", QA_VALUE},      {"--m", QA_VALUE},   {"--seed", QA_VALUE},
-        {"--schemes", QA_VALUE}, {"--groups", QA_VALUE}, {"--sparsity", QA_VALUE},
+        {"--schemes", QA_VALUE}, {"--groups", QA_VALUE}, {"--sparsity", QA_VALUE}, {"--rblock", QA_VALUE},
         {"--csv", QA_NAME},      {"--json", QA_NAME}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, quant_error_take};
     qa_args a;    /* filled here, copied out only on success */
@@ -419,6 +432,7 @@ void qa_layer_free(qa_layer *L)
     free(L->Xq);
     free(L->sx);
     free(L->Yref);
+    free(L->Yact);
     free(L->w_outliers);
     free(L->x_outliers);
     free(L->calib);
@@ -461,10 +475,11 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     L->Xq = malloc(qb);
     L->sx = malloc((size_t)M * sizeof(float));
     L->Yref = malloc(yb);
+    L->Yact = malloc(yb);
     L->w_outliers = malloc((size_t)outl * sizeof(int64_t));
     L->x_outliers = malloc((size_t)outl * sizeof(int64_t));
     L->calib = malloc(array_bytes(QA_CALIB_ROWS, K, sizeof(uint16_t)));
-    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->w_outliers || !L->x_outliers || !L->calib) {
+    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->Yact || !L->w_outliers || !L->x_outliers || !L->calib) {
         qa_say(err, errlen, "out of memory for a %lld x %lld layer with M=%lld", (long long)N, (long long)K,
             (long long)M);
         qa_layer_free(L);
@@ -481,19 +496,34 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
         qa_layer_free(L);
         return -1;
     }
-    double *X = x_double(L, 0);
-    if (!X || qa_gemm_f64(X, M, L->W, N, K, L->Yref)) {
-        qa_say(err, errlen, "out of memory computing the reference product");
+    double *X = x_double(L, 0), *Xa = NULL;
+    if (!X || qa_gemm_f64(X, M, L->W, N, K, L->Yref) || !(Xa = x_double(L, 1)) ||
+        qa_gemm_f64(Xa, M, L->W, N, K, L->Yact)) {
+        qa_say(err, errlen, "out of memory computing the reference products");
         free(X);
+        free(Xa);
         qa_layer_free(L);
         return -1;
     }
     free(X);
+    free(Xa);
     return 0;
 }
 
-int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity, qa_row *out,
-                   char *err, size_t errlen)
+/* ||Y - Y_act||_F / ||Y_ref||_F: the error the weights add to the
+ * activations' own, in the same units as rel_error. */
+static double weight_share(const double *Y, const qa_layer *L, size_t count)
+{
+    double e = 0, r = 0;
+    for (size_t i = 0; i < count; i++) {
+        e += (Y[i] - L->Yact[i]) * (Y[i] - L->Yact[i]);
+        r += L->Yref[i] * L->Yref[i];
+    }
+    return r > 0 ? sqrt(e / r) : (e > 0 ? INFINITY : 0);
+}
+
+int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity,
+                   int block_n, int block_k, qa_row *out, char *err, size_t errlen)
 {
     char m[512];
     const char *name = qjit_scheme_name(scheme);
@@ -502,6 +532,8 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     qjit_quantize_options o;
     qjit_quantize_options_init(&o);
     o.sparsity = sparsity;
+    o.block_n = block_n;
+    o.block_k = block_k;
     if (sparsity > 0) {
         o.calib = L->calib;
         o.calib_dtype = QJIT_DTYPE_F16;
@@ -546,10 +578,14 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     size_t count = (size_t)(L->M * L->N);
     for (size_t i = 0; i < count; i++)
         Yd[i] = Y[i];
+    double rel, max_rel, weight = weight_share(Yd, L, count);
+    qa_errors(Yd, L->Yref, count, &rel, &max_rel);
     memset(out, 0, sizeof *out);
     out->scheme = scheme;
     out->group = group;
-    qa_errors(Yd, L->Yref, count, &out->rel_error, &out->max_error);
+    out->rel_error = rel;
+    out->max_error = max_rel;
+    out->weight_error = weight;
     out->payload_bytes = info.payload_bytes;
     out->bits_per_weight = (double)info.payload_bytes * 8.0 / ((double)L->N * (double)L->K);
     out->alpha = info.alpha;
@@ -565,19 +601,11 @@ done:
 
 int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen)
 {
-    size_t yb = array_bytes(L->M, L->N, sizeof(double));
-    double *X = x_double(L, 1), *Y = yb ? malloc(yb) : NULL;
-    int rc = -1;
-    if (!X || !Y || qa_gemm_f64(X, L->M, L->W, L->N, L->K, Y)) {
-        qa_say(err, errlen, "out of memory computing the activations-only product");
-    } else {
-        memset(out, 0, sizeof *out);
-        qa_errors(Y, L->Yref, (size_t)(L->M * L->N), &out->rel_error, &out->max_error);
-        rc = 0;
-    }
-    free(X);
-    free(Y);
-    return rc;
+    (void)err;
+    (void)errlen;
+    memset(out, 0, sizeof *out);
+    qa_errors(L->Yact, L->Yref, (size_t)(L->M * L->N), &out->rel_error, &out->max_error);
+    return 0;
 }
 
 /*------------------------------------------------------------------------
@@ -631,6 +659,10 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
                 qjit_quantize_options o;
                 qjit_quantize_options_init(&o);
                 o.sparsity = a->sparsity[b];
+                if (o.sparsity > 0) {
+                    o.block_n = a->rblock_n;
+                    o.block_k = a->rblock_k;
+                }
                 /* A budget the scheme does not take at this group: a skip. */
                 if (o.sparsity > 0 && refused(ctx, s, group, 16, probe_k, &o, m, sizeof m)) {
                     add_skip(&p, s, group, o.sparsity, m);

@@ -73,6 +73,7 @@ typedef struct qa_args {
     int ngroups;
     double sparsity[QA_MAX_SPARSITY];      /* budgets, in the order given, no repeats; 0 = dense */
     int nsparsity;
+    int rblock_n, rblock_k;                /* --rblock: the residual's blocks; 0: the library's default */
     const char *csv_path, *json_path;      /* NULL: not written; pointers into argv */
     int help;                              /* --help / -h seen: print usage, compute nothing */
 } qa_args;
@@ -112,6 +113,7 @@ typedef struct qa_layer {
     int8_t *Xq;                  /* M x K */
     float *sx;                   /* M */
     double *Yref;                /* M x N */
+    double *Yact;                /* M x N: the activations-only product (Xq sx) W^T, in double */
     int64_t *w_outliers, *x_outliers;   /* qa_outlier_count(K) each */
     uint16_t *calib;             /* QA_CALIB_ROWS x K calibration tokens, FP16 bits */
 } qa_layer;
@@ -129,6 +131,7 @@ typedef struct qa_row {
     int group;
     double rel_error;            /* ||Y - Y_ref||_F / ||Y_ref||_F */
     double max_error;            /* max|Y - Y_ref| / max|Y_ref| */
+    double weight_error;         /* ||Y - Y_act||_F / ||Y_ref||_F: the weights' share (0 for the floor) */
     double bits_per_weight;      /* payload_bytes * 8 / (N K); 0 for the floor */
     size_t payload_bytes;        /* qjit_weights_info.payload_bytes; 0 for the floor */
     double alpha;                /* w4a8-is's amplifier; 0 otherwise */
@@ -137,11 +140,12 @@ typedef struct qa_row {
 } qa_row;
 
 /* Quantizes L's weights with (scheme, group) and, with a budget, a sparse
- * residual chosen on L's calibration tokens; runs the reference GEMM on L's
- * quantized activations and measures the result against L->Yref.
+ * residual of block_n x block_k blocks (0: the library's default) chosen on
+ * L's calibration tokens; runs the reference GEMM on L's quantized
+ * activations and measures the result against L->Yref (and L->Yact).
  * Failures (the library's refusal, out of memory) give -1 with the message. */
-int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity, qa_row *out,
-                   char *err, size_t errlen);
+int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity,
+                   int block_n, int block_k, qa_row *out, char *err, size_t errlen);
 /* The "activations only" row: (Xq sx) W^T in double against Y_ref. */
 int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen);
 

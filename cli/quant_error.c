@@ -14,7 +14,7 @@
 
 static const char usage[] =
     "usage: qjit quant-error [--n N] [--k K] [--m M] [--seed S] [--schemes LIST|all]\n"
-    "                        [--groups LIST] [--sparsity LIST] [--csv FILE] [--json FILE]\n"
+    "                        [--groups LIST] [--sparsity LIST] [--rblock RxC] [--csv FILE] [--json FILE]\n"
     "Measures on the CPU (no GPU needed) how far each scheme's output is from the exact\n"
     "product, on one generated layer with the statistics of real LLM layers, to help\n"
     "choose a scheme and group size. The quantized output is computed exactly as the\n"
@@ -22,12 +22,14 @@ static const char usage[] =
     "packed weights, INT32 sums, the FP32 epilogue. Columns:\n"
     "  bits/w    packed bytes x 8 per weight, scales and group parameters included\n"
     "  rel err   ||Y - Y_ref||_F / ||Y_ref||_F, Y_ref = X W^T in double, unquantized\n"
+    "  w err     ||Y - Y_act||_F / ||Y_ref||_F, Y_act = the \"activations only\" product: the\n"
+    "            error the weights add (the part a scheme, group or budget can change)\n"
     "  max err   max |Y - Y_ref| / max |Y_ref|\n"
     "  x floor   rel err over that of \"activations only\" (INT8 activations times the\n"
     "            unquantized weights, in double): the floor every scheme sits on\n"
     "  alpha     w4a8-is's amplifier of its integer group scales\n"
-    "  rho       the sparsity budget, and in brackets the fraction of 64 x 64 weight blocks\n"
-    "            that carry a 4-bit residual (only blocks it improves are kept)\n"
+    "  rho       the sparsity budget, and in brackets the fraction of weight blocks (64 x 64\n"
+    "            unless --rblock) that carry a 4-bit residual (only blocks it improves are kept)\n"
     "Options:\n"
     "  --n N, --k K     the layer: N output channels (a multiple of 16), K input channels\n"
     "                   (a multiple of 256); default 4096 x 4096\n"
@@ -42,6 +44,8 @@ static const char usage[] =
     "                   schemes that take a residual (w4a8-lqq, w4a8-qoq with groups), its\n"
     "                   blocks chosen by Hessian-weighted error on 128 calibration tokens\n"
     "                   (the activations' statistics, other tokens)\n"
+    "  --rblock RxC     the residual's blocks: R rows (16, 32, 64, 128) x C input channels\n"
+    "                   (64, 128); default 64 x 64\n"
     "  --csv F, --json F  also write the numbers to F\n"
     "The layer (seeded: the same seed gives the same layer and numbers):\n"
     "  W[n,k] = fp16(0.02 r[n] c[k] t[n,k] / sqrt(5/3)), N x K: t Student-t with 5\n"
@@ -75,9 +79,12 @@ static void print_row(const qa_row *r, const qa_row *floor_row)
     char rho[32] = "-";
     if (r->sparsity > 0)
         snprintf(rho, sizeof rho, "%g (%.1f%%)", r->sparsity, 100 * r->density);
-    printf("%-17s %-7s %7s %10.4f%% %10.4f%% %8s %9s  %s\n", row_name(r),
-           r->scheme ? qa_group_text(r->group, g, sizeof g) : "-", bits, 100 * r->rel_error, 100 * r->max_error, ratio,
-           alpha, rho);
+    char werr[16] = "-";
+    if (r->scheme)
+        snprintf(werr, sizeof werr, "%.4f%%", 100 * r->weight_error);
+    printf("%-17s %-7s %7s %10.4f%% %11s %10.4f%% %8s %9s  %s\n", row_name(r),
+           r->scheme ? qa_group_text(r->group, g, sizeof g) : "-", bits, 100 * r->rel_error, werr, 100 * r->max_error,
+           ratio, alpha, rho);
     fflush(stdout);
 }
 
@@ -108,7 +115,7 @@ static void json_str(FILE *f, const char *s)
 static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
 {
     fprintf(f, "scheme,group,bits_per_weight,payload_bytes,rel_error,max_error,vs_floor,alpha,N,K,M,seed,sparsity,"
-               "density\n");
+               "density,weight_error,block_n,block_k\n");
     for (int i = 0; i < nrows; i++) {
         const qa_row *r = &rows[i];
         if (r->scheme)
@@ -119,8 +126,9 @@ static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
                 rows[0].rel_error > 0 ? r->rel_error / rows[0].rel_error : 0.0);
         if (r->alpha > 0)
             fprintf(f, "%.0f", r->alpha);
-        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f\n", a->n, a->k, a->m, (unsigned long long)a->seed, r->sparsity,
-                r->density);
+        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f,%.9g,%d,%d\n", a->n, a->k, a->m, (unsigned long long)a->seed,
+                r->sparsity, r->density, r->weight_error, r->sparsity > 0 ? (a->rblock_n ? a->rblock_n : 64) : 0,
+                r->sparsity > 0 ? (a->rblock_k ? a->rblock_k : 64) : 0);
     }
 }
 
@@ -143,6 +151,8 @@ static void write_json(FILE *f, const qa_args *a, const qa_row *rows, int nrows,
             fprintf(f, "null, \"bits_per_weight\": null, \"payload_bytes\": null");
         fprintf(f, ", \"rel_error\": ");
         json_num(f, r->rel_error);
+        fprintf(f, ", \"weight_error\": ");
+        json_num(f, r->weight_error);
         fprintf(f, ", \"max_error\": ");
         json_num(f, r->max_error);
         fprintf(f, ", \"vs_floor\": ");
@@ -242,8 +252,8 @@ int cmd_quant_error(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    printf("\n%-17s %-7s %7s %11s %11s %8s %9s  %s\n", "scheme", "group", "bits/w", "rel err", "max err", "x floor",
-           "alpha", "rho");
+    printf("\n%-17s %-7s %7s %11s %11s %11s %8s %9s  %s\n", "scheme", "group", "bits/w", "rel err", "w err",
+           "max err", "x floor", "alpha", "rho");
     if (qa_row_floor(&L, &rows[0], err, sizeof err)) {
         fprintf(stderr, "qjit quant-error: %s\n", err);
         rc = 1;
@@ -252,8 +262,8 @@ int cmd_quant_error(int argc, char **argv)
     print_row(&rows[0], &rows[0]);
     nrows = 1;
     for (int i = 0; i < plan.njobs; i++) {
-        if (qa_row_compute(ctx, &L, plan.jobs[i].scheme, plan.jobs[i].group, plan.jobs[i].sparsity, &rows[nrows], err,
-                           sizeof err)) {
+        if (qa_row_compute(ctx, &L, plan.jobs[i].scheme, plan.jobs[i].group, plan.jobs[i].sparsity, a.rblock_n,
+                           a.rblock_k, &rows[nrows], err, sizeof err)) {
             fprintf(stderr, "qjit quant-error: %s\n", err);
             rc = 1;
             continue;

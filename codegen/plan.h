@@ -28,7 +28,8 @@ typedef enum qjit__slot_kind {
     QJIT__SLOT_M,                /* the token count, int */
     QJIT__SLOT_N,                /* output channels, int */
     QJIT__SLOT_K,                /* input channels, int */
-    QJIT__SLOT_EPOCH             /* the call's epoch, u64 (fused quantization) */
+    QJIT__SLOT_EPOCH,            /* the call's epoch, u64 (fused quantization) */
+    QJIT__SLOT_BUCKET            /* device address of the bucket's table (kslice, per layer) */
 } qjit__slot_kind;
 
 typedef struct qjit__slot {
@@ -80,6 +81,9 @@ typedef struct qjit__bucket_plan {
     int tile_m;                  /* the GEMM's tokens per CTA (sizes per_mtile sections) */
     int cluster;                 /* the GEMM's CTAs per cluster (1: none) */
     int has_quant;               /* 0: the GEMM quantizes its own tokens */
+    /* A sparse GEMM's split-K slices by work (runtime/residual.h): its
+     * tile's rows and k and its split; 0: none. */
+    int kslice_tile_n, kslice_tile_k, kslice_split;
     qjit__kernel_plan quant, gemm, gemm_acc;
     int nws;
     qjit__ws_section ws[QJIT__PLAN_WS];

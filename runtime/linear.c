@@ -35,6 +35,7 @@ typedef struct bucket {
     const qjit__bucket_plan *plan;
     binding quant, gemm, gemm_acc;
     uint64_t maps[QJIT__PLAN_MAPS][16];   /* tensor maps of weight sections (CUtensorMap bytes) */
+    CUdeviceptr kslice;                   /* the GEMM's split-K slices by work (0: none) */
     _Atomic(const qjit__kernel *) quant_k, gemm_k, gemm_acc_k;
 } bucket;
 
@@ -203,6 +204,9 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
         case QJIT__SLOT_N:
             out->args[i] = &lin->n32;
             break;
+        case QJIT__SLOT_BUCKET:
+            out->args[i] = &b->kslice;
+            break;
         case QJIT__SLOT_K:
             out->args[i] = &lin->k32;
             break;
@@ -293,26 +297,50 @@ static qjit_status check_sections(qjit_context *ctx, const qjit__layer_plan *p, 
     return QJIT_OK;
 }
 
-/* Builds the derived sections into host memory laid out as on the device
- * (each 256-byte aligned from 0); *bytes: their total. */
+/* Builds what the layer derives from the buffer, in host memory laid out as
+ * on the device (each part 256-byte aligned from 0): the plan's derived
+ * sections (rmask) at offset[i], then each bucket's split-K slices by work
+ * (kslice, runtime/residual.h) at kslice_at[b]; *bytes: the total. */
 static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, const qjit__weights_view *v,
-                                 size_t offset[], uint8_t **out, size_t *bytes)
+                                 size_t offset[], size_t kslice_at[], uint8_t **out, size_t *bytes)
 {
     size_t at = 0;
+    int mask = -1;
     for (int i = 0; i < p->nsections; i++)
         if (p->sections[i].derived) {
             offset[i] = at;
             at = (at + (size_t)p->sections[i].bytes + 255) & ~(size_t)255;
+            mask = i;     /* rmask, the one derived section (check_sections) */
         }
+    for (int b = 0; b < p->nbuckets; b++) {
+        const qjit__bucket_plan *bp = &p->buckets[b];
+        if (!bp->kslice_split)
+            continue;
+        if (mask < 0 || v->K % bp->kslice_tile_k)
+            return qjit__error(ctx, QJIT_TEMPLATE, "bucket %d asks for split-K slices by work of %d x %d tiles, "
+                               "which this layer cannot build", b, bp->kslice_tile_n, bp->kslice_tile_k);
+        kslice_at[b] = at;
+        at = (at + 4 * qjit__residual_slices_count(v, bp->kslice_tile_n, bp->kslice_split) + 255) & ~(size_t)255;
+    }
     *out = NULL;
     *bytes = at;
     if (!at)
         return QJIT_OK;
-    if (!(*out = qjit__calloc(ctx, at)))
+    size_t prefix_bytes = sizeof(int64_t) * (size_t)(v->K / 64 + 1);   /* K tiles of 64 k at most */
+    int64_t *prefix = qjit__alloc(ctx, prefix_bytes);
+    if (!prefix || !(*out = qjit__calloc(ctx, at))) {
+        qjit__free(ctx, prefix, prefix_bytes);
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory building the residual's index (%zu bytes)", at);
-    for (int i = 0; i < p->nsections; i++)
-        if (p->sections[i].derived)   /* rmask, the one derived section (check_sections) */
-            qjit__residual_mask(&v->residual, (uint32_t *)(void *)(*out + offset[i]));
+    }
+    const uint32_t *m = (const uint32_t *)(void *)(*out + offset[mask]);
+    qjit__residual_mask(&v->residual, (uint32_t *)(void *)(*out + offset[mask]));
+    for (int b = 0; b < p->nbuckets; b++) {
+        const qjit__bucket_plan *bp = &p->buckets[b];
+        if (bp->kslice_split)
+            qjit__residual_slices(v, m, bp->kslice_tile_n, bp->kslice_tile_k, bp->kslice_split, prefix,
+                                  (int32_t *)(void *)(*out + kslice_at[b]));
+    }
+    qjit__free(ctx, prefix, prefix_bytes);
     return QJIT_OK;
 }
 
@@ -368,11 +396,11 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     if (st == QJIT_OK)
         st = make_plan(lin, &v, opts.variant);
     /* The payload as stored, then the sections the layer derives from it. */
-    size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, derived_size = 0;
+    size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, kslice_at[QJIT__PLAN_BUCKETS] = {0}, derived_size = 0;
     size_t payload_span = (v.payload_bytes + 255) & ~(size_t)255;
     uint8_t *derived = NULL;
     if (st == QJIT_OK)
-        st = build_derived(ctx, &lin->plan, &v, derived_at, &derived, &derived_size);
+        st = build_derived(ctx, &lin->plan, &v, derived_at, kslice_at, &derived, &derived_size);
     if (st == QJIT_OK && (lin->weights = device_alloc(ctx, payload_span + derived_size, &st)) != 0) {
         lin->weights_bytes = payload_span + derived_size;
         CUresult r = ctx->driver.MemcpyHtoD(lin->weights, v.payload, v.payload_bytes);
@@ -396,6 +424,8 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     /* Bind every bucket: tensor maps of the weights, then the slots. */
     for (int i = 0; i < lin->plan.nbuckets; i++) {
         bucket *b = &lin->buckets[i];
+        if (b->plan->kslice_split)
+            b->kslice = lin->weights + payload_span + kslice_at[i];
         for (int m = 0; m < b->plan->nmaps; m++) {
             const qjit__map_plan *mp = &b->plan->maps[m];
             if (!mp->workspace && (st = encode_map(ctx, b->maps[m], mp, lin->section[mp->ref], mp->rows)))

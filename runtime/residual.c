@@ -410,6 +410,76 @@ void qjit__residual_mask(const qjit__residual_view *rv, uint32_t *out)
     }
 }
 
+size_t qjit__residual_slices_count(const qjit__weights_view *v, int tile_n, int split)
+{
+    return (size_t)((v->N + tile_n - 1) / tile_n) * (size_t)(split + 1);
+}
+
+/* Whether 16 x 64 block (n16, k64) carries a residual. */
+static int residual_at(const qjit__residual_view *rv, const uint32_t *mask, int64_t words, int64_t n16, int64_t k64)
+{
+    int64_t r = n16 * QJIT__PACK_N / rv->block_n, kb = k64 * QJIT__PACK_K / rv->block_k;
+    return (int)(mask[2 * (r * words + kb / 32)] >> (kb % 32) & 1u);
+}
+
+/* Fills split slices in order, each taking tiles while its work stays at
+ * most cap (at least one tile, and leaving one for each later slice while
+ * there are as many tiles as slices), into b[0..split] if b is not NULL.
+ * @return whether every tile found a slice. */
+static int fill_slices(const int64_t *prefix, int64_t ktiles, int split, int64_t cap, int32_t *b)
+{
+    int64_t kt = 0;
+    for (int z = 0; z < split; z++) {
+        int64_t need = ktiles >= split ? split - z - 1 : 0, start = kt;
+        if (b)
+            b[z] = (int32_t)kt;
+        while (kt < ktiles - need && (kt == start || prefix[kt + 1] - prefix[start] <= cap))
+            kt++;
+    }
+    if (b)
+        b[split] = (int32_t)ktiles;
+    return kt == ktiles;
+}
+
+/* The partition of a tile's K tiles (work prefix sums) into split slices
+ * whose heaviest is lightest: the least cap (from the heaviest tile up)
+ * that the in-order fill meets. */
+static void slices_of(const int64_t *prefix, int64_t ktiles, int split, int32_t *b)
+{
+    int64_t lo = 0, hi = prefix[ktiles];
+    for (int64_t kt = 0; kt < ktiles; kt++)
+        lo = prefix[kt + 1] - prefix[kt] > lo ? prefix[kt + 1] - prefix[kt] : lo;
+    while (lo < hi) {
+        int64_t cap = lo + (hi - lo) / 2;
+        if (fill_slices(prefix, ktiles, split, cap, NULL))
+            hi = cap;
+        else
+            lo = cap + 1;
+    }
+    fill_slices(prefix, ktiles, split, lo, b);
+}
+
+void qjit__residual_slices(const qjit__weights_view *v, const uint32_t *mask, int tile_n, int tile_k, int split,
+                           int64_t *prefix, int32_t *out)
+{
+    const qjit__residual_view *rv = &v->residual;
+    int64_t ntiles = (v->N + tile_n - 1) / tile_n, ktiles = v->K / tile_k, words = mask_words(rv);
+    int64_t dense = (int64_t)(tile_n / QJIT__PACK_N) * (tile_k / QJIT__PACK_K), n16_rows = v->N / QJIT__PACK_N;
+    for (int64_t t = 0; t < ntiles; t++) {
+        int32_t *b = out + t * (split + 1);
+        int64_t n16_end = (t + 1) * tile_n / QJIT__PACK_N;
+        prefix[0] = 0;
+        for (int64_t kt = 0; kt < ktiles; kt++) {
+            int64_t work = dense;
+            for (int64_t n16 = t * tile_n / QJIT__PACK_N; rv->block_n && n16 < n16_end && n16 < n16_rows; n16++)
+                for (int64_t k64 = kt * tile_k / QJIT__PACK_K; k64 < (kt + 1) * tile_k / QJIT__PACK_K; k64++)
+                    work += residual_at(rv, mask, words, n16, k64);
+            prefix[kt + 1] = prefix[kt] + work;
+        }
+        slices_of(prefix, ktiles, split, b);
+    }
+}
+
 /*------------------------------------------------------------------------
  * The reference
  *------------------------------------------------------------------------*/

@@ -120,6 +120,9 @@ START_TEST(each_option)
 
     ck_assert_int_eq(a.nsparsity, 1);            /* the default: dense only */
     ck_assert(a.sparsity[0] == 0.0);
+    PARSE_OK(&a, "--rblock", "16x128");
+    ck_assert_int_eq(a.rblock_n, 16);
+    ck_assert_int_eq(a.rblock_k, 128);
     PARSE_OK(&a, "--sparsity", "0,0.05,.1,1");
     ck_assert_int_eq(a.nsparsity, 4);
     ck_assert(a.sparsity[0] == 0.0 && a.sparsity[1] == 0.05 && a.sparsity[2] == 0.1 && a.sparsity[3] == 1.0);
@@ -219,6 +222,11 @@ START_TEST(bad_lists)
     PARSE_BAD("--sparsity", "twice", "--sparsity", "0.1,0.10");
     PARSE_BAD("--sparsity", "empty", "--sparsity", "0.1,,0.2");
     PARSE_BAD("--sparsity", "more than 8", "--sparsity", "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8");
+    PARSE_BAD("--rblock", "'64'", "--rblock", "64");
+    PARSE_BAD("--rblock", "'64x'", "--rblock", "64x");
+    PARSE_BAD("--rblock", "'0x64'", "--rblock", "0x64");
+    PARSE_BAD("--rblock", "'64x64x64'", "--rblock", "64x64x64");
+    PARSE_BAD("--rblock", "'-16x64'", "--rblock", "-16x64");
     PARSE_BAD("--groups", "'-64'", "--groups", "-64");
     PARSE_BAD("--groups", "'x'", "--groups", "64,x");
     PARSE_BAD("--groups", "'128k'", "--groups", "128k");
@@ -652,7 +660,7 @@ START_TEST(rows_small_layer)
         qjit_scheme s = p.jobs[i].scheme;
         int g = p.jobs[i].group;
         qa_row *r = &rows[i];
-        ck_assert_msg(qa_row_compute(ctx, &small, s, g, 0, r, err, sizeof err) == 0, "%s g=%d: %s",
+        ck_assert_msg(qa_row_compute(ctx, &small, s, g, 0, 0, 0, r, err, sizeof err) == 0, "%s g=%d: %s",
                       qjit_scheme_name(s), g, err);
         const char *name = qjit_scheme_name(s);
         ck_assert_int_eq(r->scheme, s);
@@ -713,7 +721,7 @@ START_TEST(rows_small_layer)
     /* A row the library refuses: its message, nothing else. */
     qa_row r;
     memset(&r, 0x5A, sizeof r);
-    ck_assert_int_eq(qa_row_compute(ctx, &small, QJIT_SCHEME_W8A8, 64, 0, &r, err, sizeof err), -1);
+    ck_assert_int_eq(qa_row_compute(ctx, &small, QJIT_SCHEME_W8A8, 64, 0, 0, 0, &r, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "w8a8 g=64") && strstr(err, "per-channel"), "message: %s", err);
     ck_assert_int_eq(r.group, 0x5A5A5A5A);
 }
@@ -725,8 +733,8 @@ START_TEST(rows_deterministic)
      * is exact in integers; the double sums run in a fixed order). */
     qa_row a, b;
     char err[512] = "";
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, &a, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, 0, 0, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, 0, 0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
 }
 END_TEST
@@ -739,21 +747,41 @@ START_TEST(rows_with_a_residual)
     qa_row r[5];
     char err[512] = "";
     for (int i = 0; i < 5; i++) {
-        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, budgets[i], &r[i], err, sizeof err) == 0,
+        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, budgets[i], 0, 0, &r[i], err, sizeof err) == 0,
                       "%s", err);
         ck_assert(r[i].sparsity == budgets[i]);
         ck_assert_msg(fabs(r[i].density - budgets[i]) < 0.01, "budget %g: density %g", budgets[i], r[i].density);
-        if (i)
+        if (i) {
             ck_assert_msg(r[i].rel_error < r[i - 1].rel_error, "budget %g: error %g not below %g", budgets[i],
                           r[i].rel_error, r[i - 1].rel_error);
+            ck_assert_msg(r[i].weight_error < r[i - 1].weight_error, "budget %g: weight error %g not below %g",
+                          budgets[i], r[i].weight_error, r[i - 1].weight_error);
+        }
         ck_assert(i == 0 || r[i].bits_per_weight > r[i - 1].bits_per_weight);
     }
     qa_row floor_row;
     ck_assert(qa_row_floor(&small, &floor_row, err, sizeof err) == 0);
     ck_assert_msg(r[4].rel_error < 1.25 * floor_row.rel_error, "full budget %g, floor %g", r[4].rel_error,
                   floor_row.rel_error);
+    /* The weights' share: Y - Y_ref = (Y - Y_act) + (Y_act - Y_ref), so each
+     * of rel_error, weight_error and the floor is at most the sum of the
+     * other two; the floor row adds none. */
+    ck_assert_double_eq(floor_row.weight_error, 0);
+    for (int i = 0; i < 5; i++) {
+        ck_assert(r[i].weight_error > 0);
+        ck_assert(r[i].rel_error <= r[i].weight_error + floor_row.rel_error + 1e-12);
+        ck_assert(r[i].weight_error <= r[i].rel_error + floor_row.rel_error + 1e-12);
+        ck_assert(floor_row.rel_error <= r[i].rel_error + r[i].weight_error + 1e-12);
+    }
+    /* Another block shape is another choice, still under the dense error. */
+    qa_row tall;
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 16, 128, &tall, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert(tall.weight_error < r[0].weight_error && tall.weight_error != r[2].weight_error);
+    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 48, 64, &tall, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "INVALID_ARGUMENT"), "%s", err);   /* without a context: the status */
     /* A scheme without a residual is refused with the library's reason. */
-    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0.1, &r[0], err, sizeof err), -1);
+    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0.1, 0, 0, &r[0], err, sizeof err), -1);
 }
 END_TEST
 

@@ -41,7 +41,7 @@ end
 -- presence bits, bit nbl * (BK / 64) + s for 16-row block nbl and 64-k step
 -- s of the tile). Returns those bytes (0 for a dense key).
 function G.sparse(p, f, L, bn, bk)
-  p.sparse, p.rbn, p.rbk, p.r_bytes = 0, 0, 0, 0
+  p.sparse, p.rbn, p.rbk, p.r_bytes, p.kslice = 0, 0, 0, 0, 0
   if not f.sparsity then return 0 end
   if not L.residual then
     fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": scheme " .. f.scheme .. (tonumber(f.g) == 0 and " per channel" or "")
@@ -54,6 +54,11 @@ function G.sparse(p, f, L, bn, bk)
   local rbn, rbk = f.rblock:match("^(%d+)x(%d+)$")
   p.sparse, p.rbn, p.rbk, p.r_bytes = 1, tonumber(rbn), tonumber(rbk), bn * bk // 2
   p.rho = f.sparsity
+  -- Split-K slices by work (dense blocks plus residual blocks), from a
+  -- table the layer builds per bucket (runtime/residual.h, kslice): an
+  -- even split would make the slices that hold the residual's k-blocks the
+  -- grid's tail.
+  p.kslice = tonumber(f.split) > 1 and 1 or 0
   return p.r_bytes + 16
 end
 
@@ -63,7 +68,8 @@ G.FUSED_QUANTIZERS = 64
 -- The kernel's parameter slots, in order: name, C type and what the runtime
 -- binds there (kind: "w" a packed-weight section, "ws" a workspace section,
 -- "map" a tensor map, "x"/"y" the call's tokens and output, "m"/"n"/"k" the
--- sizes, "epoch" the call's epoch). L: the scheme's layout facts.
+-- sizes, "epoch" the call's epoch, "bucket" a table the layer builds for
+-- the bucket). L: the scheme's layout facts.
 function G.slots(p, L)
   local fused, s = p.fused == 1, {}
   local function add(name, ctype, kind, ref) s[#s + 1] = { name = name, ctype = ctype, kind = kind, ref = ref } end
@@ -73,6 +79,8 @@ function G.slots(p, L)
     -- from its row pointers) and the blocks.
     add("rmask", "const uint2 *__restrict__", "w", "rmask")
     add("rweight", "const uint4 *__restrict__", "w", "rweight")
+    -- Split-K: slice z of N tile x takes K tiles kslice[x (split + 1) + z] ..
+    if p.kslice == 1 then add("kslice", "const int *__restrict__", "bucket", "kslice") end
   end
   -- A fused GEMM writes Xq, sx (and the row sums) itself.
   add("Xq", fused and "signed char *" or "const signed char *__restrict__", "ws", "xq")
