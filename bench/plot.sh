@@ -25,11 +25,12 @@ rows=$(( (n + cols - 1) / cols ))
     echo "set title '${N} x ${K}'"
     echo -n "plot "
     for s in $schemes; do
-      sel="(strcol(13) eq '$s' || (strcol(13) eq '' && '$s' eq 'w4a8-lqq'))"
+      # Dense layers only: rows of a sparsity budget (column 15 > 0) are bench/plot-sparsity.sh's.
+      sel="(strcol(13) eq '$s' || (strcol(13) eq '' && '$s' eq 'w4a8-lqq')) && !(valid(15) && \$15 > 0)"
       echo "'$csv' every ::1 using (${f} && ${sel} && !(valid(12) && \$12 == 1) ? \$3 : NaN):4 with linespoints lw 2 title 'qjit $s', \\"
     done
     # The peers once (their columns repeat on every scheme's rows).
-    p="${f} && (strcol(13) eq '$first' || strcol(13) eq '')"
+    p="${f} && (strcol(13) eq '$first' || strcol(13) eq '') && !(valid(15) && \$15 > 0)"
     echo "     '$csv' every ::1 using (${p} && \$7>0 ? \$3 : NaN):7 with linespoints dt 2 title 'cublas bf16', \\"
     echo "     '' every ::1 using (${p} && \$8>0 ? \$3 : NaN):8 with linespoints dt 2 title 'cublas int8', \\"
     echo "     '' every ::1 using (${p} && \$9>0 ? \$3 : NaN):9 with linespoints dt 2 title 'cublas fp8'"
