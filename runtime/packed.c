@@ -182,18 +182,6 @@ qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K
  * Writing
  *------------------------------------------------------------------------*/
 
-void qjit__slab_load(const qjit__slabs *s, int64_t nb, float *out)
-{
-    size_t first = (size_t)(nb * QJIT__PACK_N * s->K), count = (size_t)(QJIT__PACK_N * s->K);
-    if (s->dtype == QJIT_DTYPE_F32) {
-        memcpy(out, (const float *)s->W + first, count * sizeof(float));
-    } else {
-        const uint16_t *src = (const uint16_t *)s->W + first;
-        for (size_t i = 0; i < count; i++)
-            out[i] = qjit__half_to_float(src[i]);
-    }
-}
-
 static qjit_status find_nonfinite(qjit_context *ctx, const qjit__slabs *s)
 {
     for (int64_t n = 0; n < s->N; n++)
@@ -534,19 +522,6 @@ qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_
     if (st == QJIT_OK && verify_payload)
         st = check_values(ctx, v);
     return st;
-}
-
-qjit__weights_view qjit__view_rows(const qjit__weights_view *v, int64_t n0, int64_t rows)
-{
-    qjit__weights_view p = *v;
-    int64_t nb = n0 / QJIT__PACK_N, slabs = v->N / QJIT__PACK_N;
-    p.N = rows;
-    for (int i = 0; i < v->nsections; i++) {
-        size_t per_slab = v->sections[i].bytes / (size_t)slabs;
-        p.sections[i].offset += (size_t)nb * per_slab;
-        p.sections[i].bytes = (size_t)(rows / QJIT__PACK_N) * per_slab;
-    }
-    return p;
 }
 
 qjit_status qjit_weights_inspect(qjit_context *ctx, const void *packed, size_t bytes, qjit_weights_info *info)

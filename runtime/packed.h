@@ -39,38 +39,10 @@
 #include <stdint.h>
 #include "qjit.h"
 #include "scheme.h"
+#include "view.h"
 
 #define QJIT__WEIGHTS_MAGIC "QJITWTS1"
 #define QJIT__SECTION_ALIGN 256
-
-typedef struct qjit__section_view {
-    char name[16];
-    size_t offset, bytes;        /* within the payload */
-} qjit__section_view;
-
-/* The sparse residual of a view (residual.h); block_n == 0: none. */
-typedef struct qjit__residual_view {
-    int block_n, block_k;
-    int weighted;                /* chosen by Hessian-weighted error */
-    int64_t row_blocks, k_blocks, blocks;
-    const uint8_t *rptr, *ridx, *rweight;   /* in the payload */
-    qjit__section_view sections[3];
-} qjit__residual_view;
-
-/* A verified view into a packed buffer (no copies). */
-struct qjit__weights_view {
-    const qjit__scheme *scheme;
-    uint32_t version;
-    int group;                   /* as stored: 0 = per channel */
-    int group_size;              /* effective: K if group == 0 */
-    int64_t N, K;
-    int32_t param;               /* the scheme's layer parameter */
-    const uint8_t *payload;      /* start of payload */
-    size_t payload_bytes, header_bytes;
-    int nsections;               /* the scheme's, in its order */
-    qjit__section_view sections[QJIT__MAX_SECTIONS];
-    qjit__residual_view residual;   /* whole-layer: not moved by qjit__view_rows */
-};
 
 /* Parses and verifies (magic, version, scheme, sizes, section table, both
  * hashes) a packed buffer. verify_payload = 0 skips the payload hash.
@@ -78,15 +50,5 @@ struct qjit__weights_view {
  * QJIT_INVALID_ARGUMENT for NULL/short input. */
 qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_t bytes, int verify_payload,
                                     qjit__weights_view *view);
-
-/* Section i of a view (the scheme's i-th). */
-static inline const uint8_t *qjit__view_section(const qjit__weights_view *v, int i)
-{
-    return v->payload + v->sections[i].offset;
-}
-
-/* The view of rows n0 .. n0 + rows - 1 (multiples of 16): every section is
- * a whole number of 16-row slabs, so a sub-view is moved offsets. */
-qjit__weights_view qjit__view_rows(const qjit__weights_view *v, int64_t n0, int64_t rows);
 
 #endif

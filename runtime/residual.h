@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "qjit.h"
-#include "packed.h"
+#include "view.h"
 #include "scheme.h"
 
 #define QJIT__RESIDUAL_SECTIONS 3

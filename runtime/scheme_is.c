@@ -22,7 +22,7 @@
 #include "bytes.h"
 #include "core.h"
 #include "layout.h"
-#include "packed.h"
+#include "view.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 #include "scheme.h"
 #include "bytes.h"
 #include "layout.h"
-#include "packed.h"
+#include "view.h"
 
 #include <string.h>
 

@@ -24,7 +24,7 @@
 #include "scheme.h"
 #include "bytes.h"
 #include "layout.h"
-#include "packed.h"
+#include "view.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include "scheme.h"
 #include "bytes.h"
 #include "layout.h"
-#include "packed.h"
+#include "view.h"
 
 
 enum { QWEIGHT, SCALE };

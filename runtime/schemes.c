@@ -4,8 +4,9 @@
 #include "scheme.h"
 #include "bytes.h"
 #include "core.h"
+#include "fp16.h"
 #include "layout.h"
-#include "packed.h"
+#include "view.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -138,4 +139,16 @@ const char *qjit__group_0_or_64(int group)
     if (group < 0 || (group > 0 && group % QJIT__PACK_K != 0))
         return "the group must be 0 (per channel) or a multiple of 64 (the packing unit along K)";
     return NULL;
+}
+
+void qjit__slab_load(const qjit__slabs *s, int64_t nb, float *out)
+{
+    size_t first = (size_t)(nb * QJIT__PACK_N * s->K), count = (size_t)(QJIT__PACK_N * s->K);
+    if (s->dtype == QJIT_DTYPE_F32) {
+        memcpy(out, (const float *)s->W + first, count * sizeof(float));
+    } else {
+        const uint16_t *src = (const uint16_t *)s->W + first;
+        for (size_t i = 0; i < count; i++)
+            out[i] = qjit__half_to_float(src[i]);
+    }
 }

@@ -1,0 +1,89 @@
+/* common.c -- what the qjit command's files share (cli.h): a context from
+ * the common options, the GPU brought up, errors printed, variants compiled
+ * into the cache one printed row each. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Without QJIT_LOG=1 the commands stay quiet but for ptxas's performance
+ * advisories on a variant they compile (a template edit that serialized the
+ * MMAs, say): those are warnings a user should see. */
+static void log_advisories(void *ud, const char *line)
+{
+    (void)ud;
+    if (!strncmp(line, "ptxas advisory", 14))
+        fprintf(stderr, "qjit: warning: %s\n", line);
+}
+
+qjit_context *cli_context(const char *arch, const char *cache_dir)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.arch = arch;
+    o.cache_dir = cache_dir;
+    const char *log_env = getenv("QJIT_LOG");
+    if (!log_env || strcmp(log_env, "1"))
+        o.log = log_advisories;
+    qjit_context *ctx = NULL;
+    qjit_status st = qjit_context_create(&o, &ctx);
+    if (st) {
+        fprintf(stderr, "qjit: cannot create a context (%s): %s\n", qjit_status_name(st), qjit_last_error(NULL));
+        return NULL;
+    }
+    return ctx;
+}
+
+qjit_status cli_gpu(qjit_context *ctx, char arch[16])
+{
+    pthread_mutex_lock(&ctx->lock);
+    qjit_status st = qjit__context_driver(ctx);
+    if (st == QJIT_OK)
+        st = qjit__context_arch_locked(ctx, arch);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+int cli_fail(qjit_context *ctx, qjit_status st, const char *what)
+{
+    fprintf(stderr, "qjit: %s failed: %s\n%s\n", what, qjit_status_name(st), qjit_last_error(ctx));
+    return 1;
+}
+
+void cli_compile_header(void)
+{
+    printf("%-8s %9s %9s  %s\n", "result", "gen s", "total s", "variant");
+}
+
+int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, int *failed, double *total)
+{
+    qjit_compile_info info;
+    qjit_status st = qjit_compile(ctx, key, arch, &info);
+    if (st) {
+        ++*failed;
+        return cli_fail(ctx, st, key);
+    }
+    *total += info.total_seconds;
+    printf("%-8s %9.3f %9.3f  %s\n", info.from_cache ? "cached" : info.healed ? "healed" : "compiled",
+           info.generate_seconds, info.total_seconds, key);
+    return 0;
+}
+
+int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, int *failed, double *total)
+{
+    int rc = 0;
+    for (char *p = list; p && *p;) {
+        char *eol = strchr(p, '\n');
+        if (eol)
+            *eol = '\0';
+        if (*p) {
+            rc |= cli_compile_one(ctx, p, arch, failed, total);
+            (*count)++;
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return rc;
+}
