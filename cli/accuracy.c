@@ -67,7 +67,7 @@ static int parse_dim(const char *text, long long multiple, long long max, const 
 }
 
 static const qjit_scheme ALL_SCHEMES[QA_MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ,
-                                                        QJIT_SCHEME_W4A8_IS, QJIT_SCHEME_W8A8};
+                                                        QJIT_SCHEME_W4A8_IS, QJIT_SCHEME_W8A8, QJIT_SCHEME_W4A4};
 
 typedef struct scheme_list {
     qjit_scheme *v;
@@ -79,7 +79,7 @@ static void add_scheme(scheme_list *l, qjit_scheme s)
     for (int i = 0; i < l->n; i++)
         if (l->v[i] == s)
             return;
-    l->v[l->n++] = s;    /* at most the four distinct schemes */
+    l->v[l->n++] = s;    /* at most the distinct schemes */
 }
 
 static int scheme_item(const char *b, const char *e, void *ud, char *err, size_t errlen)
@@ -95,8 +95,8 @@ static int scheme_item(const char *b, const char *e, void *ud, char *err, size_t
     qjit_scheme s;
     if ((size_t)len >= sizeof name || (memcpy(name, b, (size_t)len), name[len] = '\0',
                                        qjit_scheme_from_name(name, &s) != QJIT_OK)) {
-        qa_say(err, errlen, "unknown scheme '%.*s' (known: w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, or lqq, qoq, is, "
-               "int8, or all)", len, b);
+        qa_say(err, errlen, "unknown scheme '%.*s' (known: w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, or lqq, qoq, "
+               "is, int8, int4, or all)", len, b);
         return -1;
     }
     add_scheme(l, s);
@@ -433,23 +433,29 @@ void qa_layer_free(qa_layer *L)
     free(L->sx);
     free(L->Yref);
     free(L->Yact);
+    free(L->Xq4);
+    free(L->sx4);
+    free(L->Yact4);
     free(L->w_outliers);
     free(L->x_outliers);
     free(L->calib);
     memset(L, 0, sizeof *L);
 }
 
-/* X as doubles: from FP16, or dequantized (Xq sx) when Xq is given. */
-static double *x_double(const qa_layer *L, int quantized)
+/* X as doubles: from FP16 (bits 0), or dequantized from its 8- or 4-bit
+ * quantization (Xq sx, Xq4 sx4). */
+static double *x_double(const qa_layer *L, int bits)
 {
     size_t bytes = array_bytes(L->M, L->K, sizeof(double));
     double *X = bytes ? malloc(bytes) : NULL;
     if (!X)
         return NULL;
+    const int8_t *q = bits == 4 ? L->Xq4 : L->Xq;
+    const float *s = bits == 4 ? L->sx4 : L->sx;
     for (int64_t m = 0; m < L->M; m++)
         for (int64_t k = 0; k < L->K; k++) {
             size_t i = (size_t)(m * L->K + k);
-            X[i] = quantized ? (double)L->Xq[i] * (double)L->sx[m] : (double)qjit__half_to_float(L->X[i]);
+            X[i] = bits ? (double)q[i] * (double)s[m] : (double)qjit__half_to_float(L->X[i]);
         }
     return X;
 }
@@ -476,10 +482,14 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     L->sx = malloc((size_t)M * sizeof(float));
     L->Yref = malloc(yb);
     L->Yact = malloc(yb);
+    L->Xq4 = malloc(qb);
+    L->sx4 = malloc((size_t)M * sizeof(float));
+    L->Yact4 = malloc(yb);
     L->w_outliers = malloc((size_t)outl * sizeof(int64_t));
     L->x_outliers = malloc((size_t)outl * sizeof(int64_t));
     L->calib = malloc(array_bytes(QA_CALIB_ROWS, K, sizeof(uint16_t)));
-    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->Yact || !L->w_outliers || !L->x_outliers || !L->calib) {
+    if (!L->W || !L->X || !L->Xq || !L->sx || !L->Yref || !L->Yact || !L->Xq4 || !L->sx4 || !L->Yact4 ||
+        !L->w_outliers || !L->x_outliers || !L->calib) {
         qa_say(err, errlen, "out of memory for a %lld x %lld layer with M=%lld", (long long)N, (long long)K,
             (long long)M);
         qa_layer_free(L);
@@ -489,6 +499,8 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
     qa_gen_activations(L->X, M, K, seed, L->x_outliers);
     qa_gen_calibration(L->calib, QA_CALIB_ROWS, K, seed);
     qjit_status st = qjit_reference_quantize_activations(ctx, M, K, L->X, L->Xq, L->sx);
+    if (!st)
+        st = qjit_reference_quantize_activations_bits(ctx, 4, M, K, L->X, L->Xq4, L->sx4);
     if (st) {
         char m[512];
         lib_message(ctx, st, m, sizeof m);
@@ -496,27 +508,30 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
         qa_layer_free(L);
         return -1;
     }
-    double *X = x_double(L, 0), *Xa = NULL;
-    if (!X || qa_gemm_f64(X, M, L->W, N, K, L->Yref) || !(Xa = x_double(L, 1)) ||
-        qa_gemm_f64(Xa, M, L->W, N, K, L->Yact)) {
+    double *X = x_double(L, 0), *Xa = NULL, *Xa4 = NULL;
+    int rc = 0;
+    if (!X || qa_gemm_f64(X, M, L->W, N, K, L->Yref) || !(Xa = x_double(L, 8)) ||
+        qa_gemm_f64(Xa, M, L->W, N, K, L->Yact) || !(Xa4 = x_double(L, 4)) ||
+        qa_gemm_f64(Xa4, M, L->W, N, K, L->Yact4)) {
         qa_say(err, errlen, "out of memory computing the reference products");
-        free(X);
-        free(Xa);
         qa_layer_free(L);
-        return -1;
+        rc = -1;
     }
     free(X);
     free(Xa);
-    return 0;
+    free(Xa4);
+    return rc;
 }
 
 /* ||Y - Y_act||_F / ||Y_ref||_F: the error the weights add to the
- * activations' own, in the same units as rel_error. */
-static double weight_share(const double *Y, const qa_layer *L, size_t count)
+ * activations' own (Y_act of `bits`-bit activations), in the same units as
+ * rel_error. */
+static double weight_share(const double *Y, const qa_layer *L, int bits, size_t count)
 {
+    const double *act = bits == 4 ? L->Yact4 : L->Yact;
     double e = 0, r = 0;
     for (size_t i = 0; i < count; i++) {
-        e += (Y[i] - L->Yact[i]) * (Y[i] - L->Yact[i]);
+        e += (Y[i] - act[i]) * (Y[i] - act[i]);
         r += L->Yref[i] * L->Yref[i];
     }
     return r > 0 ? sqrt(e / r) : (e > 0 ? INFINITY : 0);
@@ -529,6 +544,8 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     const char *name = qjit_scheme_name(scheme);
     if (!name)
         name = "?";
+    /* The scheme's activations: the layer's INT8 or INT4 tokens. */
+    const int bits = qjit_scheme_activation_bits(scheme) == 4 ? 4 : 8;
     qjit_quantize_options o;
     qjit_quantize_options_init(&o);
     o.sparsity = sparsity;
@@ -568,7 +585,8 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
         st = qjit_weights_residual(ctx, packed, written, &rinfo);
     if (!st) {
         what = "the reference GEMM";
-        st = qjit_reference_gemm(ctx, packed, written, L->M, L->Xq, L->sx, NULL, Y);
+        st = bits == 4 ? qjit_reference_gemm(ctx, packed, written, L->M, L->Xq4, L->sx4, NULL, Y)
+                       : qjit_reference_gemm(ctx, packed, written, L->M, L->Xq, L->sx, NULL, Y);
     }
     if (st) {
         lib_message(ctx, st, m, sizeof m);
@@ -578,7 +596,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     size_t count = (size_t)(L->M * L->N);
     for (size_t i = 0; i < count; i++)
         Yd[i] = Y[i];
-    double rel, max_rel, weight = weight_share(Yd, L, count);
+    double rel, max_rel, weight = weight_share(Yd, L, bits, count);
     qa_errors(Yd, L->Yref, count, &rel, &max_rel);
     memset(out, 0, sizeof *out);
     out->scheme = scheme;
@@ -586,6 +604,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     out->rel_error = rel;
     out->max_error = max_rel;
     out->weight_error = weight;
+    out->act_bits = bits;
     out->payload_bytes = info.payload_bytes;
     out->bits_per_weight = (double)info.payload_bytes * 8.0 / ((double)L->N * (double)L->K);
     out->alpha = info.alpha;
@@ -599,12 +618,15 @@ done:
     return rc;
 }
 
-int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen)
+int qa_row_floor(const qa_layer *L, int bits, qa_row *out, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
+    if (bits != 8 && bits != 4) {
+        qa_say(err, errlen, "activations are 8 or 4 bits, not %d", bits);
+        return -1;
+    }
     memset(out, 0, sizeof *out);
-    qa_errors(L->Yact, L->Yref, (size_t)(L->M * L->N), &out->rel_error, &out->max_error);
+    out->act_bits = bits;
+    qa_errors(bits == 4 ? L->Yact4 : L->Yact, L->Yref, (size_t)(L->M * L->N), &out->rel_error, &out->max_error);
     return 0;
 }
 

@@ -51,7 +51,7 @@
 #include <stdint.h>
 #include "qjit.h"
 
-#define QA_MAX_SCHEMES 4
+#define QA_MAX_SCHEMES 5
 #define QA_MAX_GROUPS 16
 #define QA_MAX_SPARSITY 8
 #define QA_MAX_JOBS (QA_MAX_SCHEMES * QA_MAX_GROUPS * QA_MAX_SPARSITY)
@@ -114,6 +114,9 @@ typedef struct qa_layer {
     float *sx;                   /* M */
     double *Yref;                /* M x N */
     double *Yact;                /* M x N: the activations-only product (Xq sx) W^T, in double */
+    int8_t *Xq4;                 /* M x K: the same tokens in INT4 (schemes with 4-bit activations) */
+    float *sx4;                  /* M */
+    double *Yact4;               /* M x N: (Xq4 sx4) W^T */
     int64_t *w_outliers, *x_outliers;   /* qa_outlier_count(K) each */
     uint16_t *calib;             /* QA_CALIB_ROWS x K calibration tokens, FP16 bits */
 } qa_layer;
@@ -132,6 +135,7 @@ typedef struct qa_row {
     double rel_error;            /* ||Y - Y_ref||_F / ||Y_ref||_F */
     double max_error;            /* max|Y - Y_ref| / max|Y_ref| */
     double weight_error;         /* ||Y - Y_act||_F / ||Y_ref||_F: the weights' share (0 for the floor) */
+    int act_bits;                /* the activations' bits (8, or 4): which floor it sits on */
     double bits_per_weight;      /* payload_bytes * 8 / (N K); 0 for the floor */
     size_t payload_bytes;        /* qjit_weights_info.payload_bytes; 0 for the floor */
     double alpha;                /* w4a8-is's amplifier; 0 otherwise */
@@ -146,8 +150,9 @@ typedef struct qa_row {
  * Failures (the library's refusal, out of memory) give -1 with the message. */
 int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity,
                    int block_n, int block_k, qa_row *out, char *err, size_t errlen);
-/* The "activations only" row: (Xq sx) W^T in double against Y_ref. */
-int qa_row_floor(const qa_layer *L, qa_row *out, char *err, size_t errlen);
+/* The "activations only" row of `bits`-bit activations (8 or 4): (Xq sx) W^T
+ * in double against Y_ref. */
+int qa_row_floor(const qa_layer *L, int bits, qa_row *out, char *err, size_t errlen);
 
 /* What runs: each scheme of args with each group it takes and each budget
  * (a budget > 0 where the scheme takes a residual at that group), in the

@@ -30,7 +30,8 @@ static const char usage[] =
     "shapes 12288x4096, 4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192,\n"
     "57344x8192, 8192x28672 and M = 1,4,16,32,64,128,256,512,1024,4096; group 128 (for\n"
     "schemes that take it: w8a8 is per channel, w4a8-is needs groups); 50 repetitions.\n"
-    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, or lqq, qoq, is, int8) or all.\n"
+    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, or lqq, qoq, is, int8,\n"
+    "int4) or all.\n"
     "A shapes file holds one NxK per line (# comments allowed). Each --variant KEY adds\n"
     "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
     "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
@@ -45,7 +46,7 @@ static const char usage[] =
 
 #define NPEERS 3
 
-#define MAX_SCHEMES 4
+#define MAX_SCHEMES 5
 
 typedef struct point {
     qjit_scheme scheme;
@@ -189,7 +190,8 @@ static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *
 /* Compares the GPU's INT32 accumulators with the CPU reference on up to 16
  * rows spread over M (first and last included). Returns rows checked, or -1
  * on a mismatch (message printed). */
-static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, long long M, long long N,
+static int check_point(bench *b, qjit_scheme scheme, qjit_linear *lin, const void *blob, size_t bytes, long long M,
+                       long long N,
                        long long K, const uint16_t *X, CUdeviceptr dX)
 {
     int rows = M < 16 ? (int)M : 16, rc = rows;
@@ -205,7 +207,7 @@ static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t byte
         rc = -1;
         goto done;
     }
-    qjit_reference_quantize_activations(b->ctx, M, K, X, Xq, sx);
+    qjit_reference_quantize_activations_bits(b->ctx, qjit_scheme_activation_bits(scheme), M, K, X, Xq, sx);
     for (int r = 0; r < rows; r++) {
         long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
         memcpy(Xs + (size_t)r * (size_t)K, Xq + (size_t)m * (size_t)K, (size_t)K);
@@ -479,7 +481,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             continue;
         }
         b->d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
-        p->checked = check_point(b, lin, blob, bytes, M, N, K, X, dX);
+        p->checked = check_point(b, scheme, lin, blob, bytes, M, N, K, X, dX);
         free(X);
         if (p->checked < 0) {
             (*wrong)++;
@@ -585,7 +587,7 @@ static void compile_times(bench *b, const point *pts, int npts, const char *arch
 static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
 {
     static const qjit_scheme all[MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ, QJIT_SCHEME_W4A8_IS,
-                                                 QJIT_SCHEME_W8A8};
+                                                 QJIT_SCHEME_W8A8, QJIT_SCHEME_W4A4};
     if (!text) {
         out[0] = QJIT_SCHEME_W4A8_LQQ;
         return 1;
@@ -601,7 +603,8 @@ static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
         qjit_scheme s;
         if (len == 0 || len >= sizeof name || qjit_scheme_from_name(name, &s) != QJIT_OK) {
-            fprintf(stderr, "qjit bench: --scheme: '%.*s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, all)\n",
+            fprintf(stderr, "qjit bench: --scheme: '%.*s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, "
+                    "all)\n",
                     (int)len, p);
             return -1;
         }

@@ -20,7 +20,7 @@ static const char usage[] =
     "usage: qjit demo [--scheme S] [--n N] [--k K] [--group G] [--m M,M,...] [--sparsity RHO] [--seed S]\n"
     "                 [--cache-dir DIR]\n"
     "Quantizes a random N x K layer (default 11008 x 4096, group 128) with a scheme (default\n"
-    "w4a8-lqq; also w4a8-qoq, w4a8-is, w8a8), runs forward at each M (default 1,16,128,1024),\n"
+    "w4a8-lqq; also w4a8-qoq, w4a8-is, w8a8, w4a4), runs forward at each M (default 1,16,128,1024),\n"
     "checks the INT32 accumulators bit for bit and the FP16 output against the CPU reference,\n"
     "and prints times. --sparsity RHO (w4a8-lqq, w4a8-qoq with groups) adds a 4-bit residual\n"
     "on that share of weight blocks, chosen with LLM-like calibration rows: the layer runs the\n"
@@ -76,8 +76,8 @@ static int cmp_float(const void *a, const void *b)
         }                                                                                                            \
     } while (0)
 
-static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes, int64_t M,
-                         int64_t N, int64_t K, uint64_t *seed, const char *cache_dir, run_result *res)
+static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes, int bits,
+                         int64_t M, int64_t N, int64_t K, uint64_t *seed, const char *cache_dir, run_result *res)
 {
     qjit__driver *d = &ctx->driver;
     qjit_status st = QJIT_OK;
@@ -95,7 +95,7 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
     }
     for (size_t i = 0; i < xn; i++)
         X[i] = qjit__float_to_half(cli_normal(seed));
-    if ((st = qjit_reference_quantize_activations(ctx, M, K, X, Xq, sx)) ||
+    if ((st = qjit_reference_quantize_activations_bits(ctx, bits, M, K, X, Xq, sx)) ||
         (st = qjit_reference_gemm(ctx, blob, blob_bytes, M, Xq, sx, acc_ref, Yref)))
         goto done;
     if ((st = qjit_linear_variant(lin, M, res->key, sizeof res->key)))
@@ -211,7 +211,7 @@ static int demo_take(void *args, const char *o, const char *v, char *msg, size_t
     if (!strcmp(o, "--scheme")) {
         if (qjit_scheme_from_name(v, &a->scheme) == QJIT_OK)
             return 0;
-        qa_say(msg, msglen, "'%s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8)", v);
+        qa_say(msg, msglen, "'%s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4)", v);
         return -1;
     }
     if (!strcmp(o, "--m"))
@@ -333,7 +333,7 @@ int cmd_demo(int argc, char **argv)
     for (int mi = 0; mi < a.nms; mi++) {
         const int64_t M = a.ms[mi];
         run_result r;
-        st = run_m(ctx, lin, blob, bytes, M, N, K, &seed, cache_dir, &r);
+        st = run_m(ctx, lin, blob, bytes, qjit_scheme_activation_bits(scheme), M, N, K, &seed, cache_dir, &r);
         if (st) {
             rc = cli_fail(ctx, st, "forward");
             break;
@@ -343,7 +343,8 @@ int cmd_demo(int argc, char **argv)
         run_result rd;
         char over[32] = "";
         if (dense) {
-            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, M, N, K, &seed, cache_dir, &rd))) {
+            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, qjit_scheme_activation_bits(scheme), M, N, K, &seed,
+                            cache_dir, &rd))) {
                 rc = cli_fail(ctx, st, "forward (dense)");
                 break;
             }

@@ -18,15 +18,16 @@ static const char usage[] =
     "Measures on the CPU (no GPU needed) how far each scheme's output is from the exact\n"
     "product, on one generated layer with the statistics of real LLM layers, to help\n"
     "choose a scheme and group size. The quantized output is computed exactly as the\n"
-    "kernels compute it (the library's CPU reference): per-token INT8 activations, the\n"
-    "packed weights, INT32 sums, the FP32 epilogue. Columns:\n"
+    "kernels compute it (the library's CPU reference): per-token INT8 activations (INT4\n"
+    "for w4a4), the packed weights, INT32 sums, the FP32 epilogue. Columns:\n"
     "  bits/w    packed bytes x 8 per weight, scales and group parameters included\n"
     "  rel err   ||Y - Y_ref||_F / ||Y_ref||_F, Y_ref = X W^T in double, unquantized\n"
     "  w err     ||Y - Y_act||_F / ||Y_ref||_F, Y_act = the \"activations only\" product: the\n"
     "            error the weights add (the part a scheme, group or budget can change)\n"
     "  max err   max |Y - Y_ref| / max |Y_ref|\n"
     "  x floor   rel err over that of \"activations only\" (INT8 activations times the\n"
-    "            unquantized weights, in double): the floor every scheme sits on\n"
+    "            unquantized weights, in double): the floor every scheme sits on; w4a4's\n"
+    "            floor is \"A4 activations\" (INT4 activations times the same weights)\n"
     "  alpha     w4a8-is's amplifier of its integer group scales\n"
     "  rho       the sparsity budget, and in brackets the fraction of weight blocks (64 x 64\n"
     "            unless --rblock) that carry a 4-bit residual (only blocks it improves are kept)\n"
@@ -35,8 +36,8 @@ static const char usage[] =
     "                   (a multiple of 256); default 4096 x 4096\n"
     "  --m M            tokens (default 64)\n"
     "  --seed S         seed of the generated layer (default 12345)\n"
-    "  --schemes LIST   comma list of w4a8-lqq, w4a8-qoq, w4a8-is, w8a8 (or lqq, qoq, is,\n"
-    "                   int8), or all (the default)\n"
+    "  --schemes LIST   comma list of w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4 (or lqq, qoq,\n"
+    "                   is, int8, int4), or all (the default)\n"
     "  --groups LIST    group sizes along K, 0 = per channel (default 0,64,128); a group\n"
     "                   a scheme does not take (w8a8 is per channel only, w4a8-is groups\n"
     "                   only) is skipped with a note\n"
@@ -63,7 +64,22 @@ static double now_s(void)
 
 static const char *row_name(const qa_row *r)
 {
-    return r->scheme ? qjit_scheme_name(r->scheme) : "activations only";
+    return r->scheme ? qjit_scheme_name(r->scheme) : r->act_bits == 4 ? "A4 activations" : "activations only";
+}
+
+/* The floor row a row sits on: the one of its activations' bits. */
+static const qa_row *floor_of(const qa_row *rows, int nrows, const qa_row *r)
+{
+    for (int i = 0; i < nrows; i++)
+        if (!rows[i].scheme && rows[i].act_bits == r->act_bits)
+            return &rows[i];
+    return &rows[0];
+}
+
+static double vs_floor(const qa_row *rows, int nrows, const qa_row *r)
+{
+    const qa_row *f = floor_of(rows, nrows, r);
+    return f->rel_error > 0 ? r->rel_error / f->rel_error : 0.0;
 }
 
 static void print_row(const qa_row *r, const qa_row *floor_row)
@@ -115,20 +131,19 @@ static void json_str(FILE *f, const char *s)
 static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
 {
     fprintf(f, "scheme,group,bits_per_weight,payload_bytes,rel_error,max_error,vs_floor,alpha,N,K,M,seed,sparsity,"
-               "density,weight_error,block_n,block_k\n");
+               "density,weight_error,block_n,block_k,act_bits\n");
     for (int i = 0; i < nrows; i++) {
         const qa_row *r = &rows[i];
         if (r->scheme)
             fprintf(f, "%s,%d,%.6f,%zu,", row_name(r), r->group, r->bits_per_weight, r->payload_bytes);
         else
-            fprintf(f, "activations-only,,,,");
-        fprintf(f, "%.9g,%.9g,%.6g,", r->rel_error, r->max_error,
-                rows[0].rel_error > 0 ? r->rel_error / rows[0].rel_error : 0.0);
+            fprintf(f, "%s,,,,", r->act_bits == 4 ? "a4-activations-only" : "activations-only");
+        fprintf(f, "%.9g,%.9g,%.6g,", r->rel_error, r->max_error, vs_floor(rows, nrows, r));
         if (r->alpha > 0)
             fprintf(f, "%.0f", r->alpha);
-        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f,%.9g,%d,%d\n", a->n, a->k, a->m, (unsigned long long)a->seed,
+        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f,%.9g,%d,%d,%d\n", a->n, a->k, a->m, (unsigned long long)a->seed,
                 r->sparsity, r->density, r->weight_error, r->sparsity > 0 ? (a->rblock_n ? a->rblock_n : 64) : 0,
-                r->sparsity > 0 ? (a->rblock_k ? a->rblock_k : 64) : 0);
+                r->sparsity > 0 ? (a->rblock_k ? a->rblock_k : 64) : 0, r->act_bits);
     }
 }
 
@@ -143,7 +158,8 @@ static void write_json(FILE *f, const qa_args *a, const qa_row *rows, int nrows,
     fprintf(f, " \"rows\": [\n");
     for (int i = 0; i < nrows; i++) {
         const qa_row *r = &rows[i];
-        fprintf(f, "  {\"scheme\": \"%s\", \"group\": ", r->scheme ? row_name(r) : "activations-only");
+        fprintf(f, "  {\"scheme\": \"%s\", \"act_bits\": %d, \"group\": ",
+                r->scheme ? row_name(r) : r->act_bits == 4 ? "a4-activations-only" : "activations-only", r->act_bits);
         if (r->scheme)
             fprintf(f, "%d, \"bits_per_weight\": %.6f, \"payload_bytes\": %zu", r->group, r->bits_per_weight,
                     r->payload_bytes);
@@ -156,7 +172,7 @@ static void write_json(FILE *f, const qa_args *a, const qa_row *rows, int nrows,
         fprintf(f, ", \"max_error\": ");
         json_num(f, r->max_error);
         fprintf(f, ", \"vs_floor\": ");
-        json_num(f, rows[0].rel_error > 0 ? r->rel_error / rows[0].rel_error : NAN);
+        json_num(f, vs_floor(rows, nrows, r) > 0 ? vs_floor(rows, nrows, r) : NAN);
         fprintf(f, ", \"alpha\": ");
         if (r->alpha > 0)
             json_num(f, r->alpha);
@@ -254,13 +270,22 @@ int cmd_quant_error(int argc, char **argv)
     }
     printf("\n%-17s %-7s %7s %11s %11s %11s %8s %9s  %s\n", "scheme", "group", "bits/w", "rel err", "w err",
            "max err", "x floor", "alpha", "rho");
-    if (qa_row_floor(&L, &rows[0], err, sizeof err)) {
-        fprintf(stderr, "qjit quant-error: %s\n", err);
-        rc = 1;
-        goto out;
+    /* The floors: INT8 activations alone, and INT4 ones where a scheme uses them. */
+    int a4 = 0;
+    for (int i = 0; i < plan.njobs; i++)
+        a4 |= qjit_scheme_activation_bits(plan.jobs[i].scheme) == 4;
+    for (int bits = 8; bits >= 4; bits -= 4) {
+        if (bits == 4 && !a4)
+            continue;
+        if (qa_row_floor(&L, bits, &rows[nrows], err, sizeof err)) {
+            fprintf(stderr, "qjit quant-error: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+        print_row(&rows[nrows], &rows[nrows]);
+        nrows++;
     }
-    print_row(&rows[0], &rows[0]);
-    nrows = 1;
+    const int nfloors = nrows;
     for (int i = 0; i < plan.njobs; i++) {
         if (qa_row_compute(ctx, &L, plan.jobs[i].scheme, plan.jobs[i].group, plan.jobs[i].sparsity, a.rblock_n,
                            a.rblock_k, &rows[nrows], err, sizeof err)) {
@@ -268,7 +293,7 @@ int cmd_quant_error(int argc, char **argv)
             rc = 1;
             continue;
         }
-        print_row(&rows[nrows], &rows[0]);
+        print_row(&rows[nrows], floor_of(rows, nfloors, &rows[nrows]));
         nrows++;
     }
     if (plan.nskips) {

@@ -241,15 +241,21 @@ typedef enum qjit_scheme {
                                     epilogue */
     QJIT_SCHEME_W4A8_IS = 3,     /* "w4a8-is": Integer Scale; INT4 groups (g > 0) whose scales are
                                     integers (amplified by alpha) applied to INT32 sums */
-    QJIT_SCHEME_W8A8 = 4         /* "w8a8": per-channel INT8 weights (g = 0) */
+    QJIT_SCHEME_W8A8 = 4,        /* "w8a8": per-channel INT8 weights (g = 0) */
+    QJIT_SCHEME_W4A4 = 5         /* "w4a4": per-channel symmetric INT4 weights (g = 0) and per-token
+                                    INT4 activations (COMET / MosaicQuant's W4A4) */
 } qjit_scheme;
 
-/*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8";
- *  NULL for a value that is no scheme. */
+/*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8",
+ *  "w4a4"; NULL for a value that is no scheme. */
 QJIT_API const char *qjit_scheme_name(qjit_scheme scheme);
 /*! qjit_scheme_from_name() : the scheme of a name (also "lqq", "qoq", "is",
- *  "int8", any case). @return QJIT_INVALID_ARGUMENT for an unknown name. */
+ *  "int8", "int4", any case). @return QJIT_INVALID_ARGUMENT for an unknown name. */
 QJIT_API qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out);
+/*! qjit_scheme_activation_bits() : the bits a scheme quantizes activations
+ *  to (8, or 4 for w4a4): what qjit_reference_quantize_activations_bits
+ *  takes for its layers. @return 0 for a value that is no scheme. */
+QJIT_API int qjit_scheme_activation_bits(qjit_scheme scheme);
 
 typedef enum qjit_dtype {
     QJIT_DTYPE_F16 = 1,
@@ -355,6 +361,12 @@ QJIT_API qjit_status qjit_weights_residual(qjit_context *ctx, const void *packed
  *  Bit-identical to the GPU kernel. */
 QJIT_API qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K,
                                                          const uint16_t *X, int8_t *Xq, float *sx);
+/*! qjit_reference_quantize_activations_bits() : the same for `bits` 8 or 4
+ *  (qjit_scheme_activation_bits of the layer's scheme): A4 is sx = max|x| / 7,
+ *  Xq = clamp(round(x / sx), -7, 7), one value per byte of Xq.
+ *  @return QJIT_INVALID_ARGUMENT for other bits. */
+QJIT_API qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits, int64_t M, int64_t K,
+                                                              const uint16_t *X, int8_t *Xq, float *sx);
 
 /*! qjit_reference_gemm() : CPU reference of the quantized GEMM, as the
  *  kernels compute it: the exact INT32 accumulators (if acc != NULL) --

@@ -57,6 +57,16 @@
 qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X,
                                                 int8_t *Xq, float *sx)
 {
+    return qjit_reference_quantize_activations_bits(ctx, 8, M, K, X, Xq, sx);
+}
+
+qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits, int64_t M, int64_t K,
+                                                     const uint16_t *X, int8_t *Xq, float *sx)
+{
+    if (bits != 8 && bits != 4)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activations are quantized to 8 or 4 bits, not %d", bits);
+    /* The largest magnitude: 127 for INT8, 7 for INT4 (symmetric). */
+    const float limit = bits == 8 ? 127.0f : 7.0f;
     if (M <= 0 || K <= 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation shape must be positive, got M=%lld K=%lld",
                            (long long)M, (long long)K);
@@ -85,13 +95,13 @@ qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, in
         }
         /* Division, not multiplication by a reciprocal: the GPU kernel does
          * the same two IEEE divisions, so both round identically. */
-        float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+        float scale = amax == 0.0f ? 1.0f : amax / limit;
         for (int64_t k = 0; k < K; k++) {
             float q = roundf(qjit__half_to_float(x[k]) / scale);
-            if (q > 127.0f)
-                q = 127.0f;
-            if (q < -127.0f)
-                q = -127.0f;
+            if (q > limit)
+                q = limit;
+            if (q < -limit)
+                q = -limit;
             Xq[m * K + k] = (int8_t)q;
         }
         sx[m] = scale;

@@ -31,6 +31,7 @@ typedef struct qjit__scheme {
     int nsections;
     const char *sections[QJIT__MAX_SECTIONS];   /* in buffer order; the names the kernels bind */
     int param_is_alpha;          /* 1: the layer parameter is log2 of an amplifier (qjit_weights_info.alpha) */
+    int act_bits;                /* the activations' bits: 8, or 4 (0 in the table means 8) */
     int reads_v1;                /* 1: buffers of format version 1 (qjit 0.1) may hold this scheme */
     /* Why `group` cannot be used with this scheme (NULL: it can). */
     const char *(*group_problem)(int group);

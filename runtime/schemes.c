@@ -13,10 +13,11 @@
 #include <string.h>
 
 /* The scheme modules, one per file. */
-extern const qjit__scheme qjit__scheme_lqq, qjit__scheme_qoq, qjit__scheme_is, qjit__scheme_w8a8;
+extern const qjit__scheme qjit__scheme_lqq, qjit__scheme_qoq, qjit__scheme_is, qjit__scheme_w8a8,
+    qjit__scheme_w4a4;
 
 const qjit__scheme *const qjit__schemes[] = {&qjit__scheme_lqq, &qjit__scheme_qoq, &qjit__scheme_is,
-                                             &qjit__scheme_w8a8};
+                                             &qjit__scheme_w8a8, &qjit__scheme_w4a4};
 const int qjit__nschemes = (int)(sizeof qjit__schemes / sizeof qjit__schemes[0]);
 
 const qjit__scheme *qjit__scheme_get(qjit_scheme id)
@@ -33,11 +34,17 @@ const char *qjit_scheme_name(qjit_scheme scheme)
     return s ? s->name : NULL;
 }
 
+int qjit_scheme_activation_bits(qjit_scheme scheme)
+{
+    const qjit__scheme *s = qjit__scheme_get(scheme);
+    return !s ? 0 : s->act_bits ? s->act_bits : 8;
+}
+
 /* Short spellings (any case) besides the names. */
 static const struct { const char *alias; qjit_scheme id; } ALIASES[] = {
     {"lqq", QJIT_SCHEME_W4A8_LQQ}, {"liquidquant", QJIT_SCHEME_W4A8_LQQ}, {"qoq", QJIT_SCHEME_W4A8_QOQ},
     {"qserve", QJIT_SCHEME_W4A8_QOQ}, {"is", QJIT_SCHEME_W4A8_IS}, {"integer-scale", QJIT_SCHEME_W4A8_IS},
-    {"int8", QJIT_SCHEME_W8A8},
+    {"int8", QJIT_SCHEME_W8A8}, {"int4", QJIT_SCHEME_W4A4},
 };
 
 qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out)

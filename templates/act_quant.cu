@@ -1,10 +1,10 @@
 // qjit variant: {{ key }}
 //
-// Per-token symmetric INT8 activation quantization (docs/schemes.md; the row
+// Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
 // routine, quantize_row, is lib/act_row.cu's, shared with the GEMMs that
-// quantize their own tokens):
-//   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
-//   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero,
+// quantize their own tokens), one value per byte:
+//   sx[m] = max_k |X[m, k]| / {{ f.bits == "4" and 7 or 127 }} (1 for an all-zero row),
+//   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -{{ f.bits == "4" and 7 or 127 }}, {{ f.bits == "4" and 7 or 127 }}), round half away from zero,
 //% if p.rowsum == 1 then
 //   rowsum[m] = sum_k Xq[m, k] (for the schemes that subtract a zero point in the epilogue).
 //% end
@@ -15,7 +15,7 @@
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 
-{{ render("lib/act_row.cu") }}
+{{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
 {

@@ -260,7 +260,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
-D.QUANT = "kernel=act-quant;bits=8;threads=512"
+D.QUANT = "kernel=act-quant;threads=512"
 
 local G = import("lib/gemm.lua")
 local SCHEMES = import("schemes.lua")
@@ -269,7 +269,7 @@ local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
 
 -- The activation kernel a scheme's layers use.
 local function quant_key(L, arch)
-  return V.canonicalize(D.QUANT .. (L.rowsum and ";rowsum=1" or ""), arch)
+  return V.canonicalize(D.QUANT .. ";bits=" .. (L.act_bits or 8) .. (L.rowsum and ";rowsum=1" or ""), arch)
 end
 
 -- The same key with another epilogue (the INT32-accumulator twin).

@@ -7,7 +7,7 @@
 -- qjit_scheme value there.
 local R = {}
 
-R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8" }
+R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4" }
 
 -- The scheme of a key that names none.
 R.DEFAULT = "w4a8-lqq"
@@ -17,8 +17,9 @@ local ALIASES = {
   qoq = "w4a8-qoq", qserve = "w4a8-qoq",
   is = "w4a8-is", ["integer-scale"] = "w4a8-is",
   int8 = "w8a8", ["w8a8-int8"] = "w8a8",
+  int4 = "w4a4",
 }
-local PLANNED = { w4a4 = true, w4ax = true }
+local PLANNED = { w4ax = true }
 
 local KNOWN = {}
 for _, n in ipairs(R.NAMES) do KNOWN[n] = true end

@@ -156,7 +156,8 @@ V.KINDS = {
   ["act-quant"] = {
     template = "act_quant.cu",
     fields = {
-      bits    = { norm = norm_choice("bits", { ["8"] = "8" }), default = "8" },
+      -- bits=8: INT8 (-127..127); bits=4: INT4 values (-7..7), one per byte.
+      bits    = { norm = norm_choice("bits", { ["8"] = "8", ["4"] = "4" }), default = "8" },
       -- rowsum=1: also the tokens' integer row sums (for epilogues that
       -- subtract a zero point).
       rowsum  = { norm = norm_choice("rowsum", { ["0"] = "0", ["1"] = "1", no = "0", yes = "1" }), default = "0" },

@@ -62,14 +62,14 @@ static const qt_config qt_configs[] = {
     {QJIT_SCHEME_W4A8_LQQ, 0},   {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_LQQ, 128},
     {QJIT_SCHEME_W4A8_LQQ, 256}, {QJIT_SCHEME_W4A8_QOQ, 0},  {QJIT_SCHEME_W4A8_QOQ, 64},
     {QJIT_SCHEME_W4A8_QOQ, 128}, {QJIT_SCHEME_W4A8_IS, 64},  {QJIT_SCHEME_W4A8_IS, 128},
-    {QJIT_SCHEME_W4A8_IS, 256},  {QJIT_SCHEME_W8A8, 0},
+    {QJIT_SCHEME_W4A8_IS, 256},  {QJIT_SCHEME_W8A8, 0},      {QJIT_SCHEME_W4A4, 0},
 };
 #define QT_NCONFIGS ((int)(sizeof qt_configs / sizeof qt_configs[0]))
 /* One config per scheme (both forms of w4a8-qoq), for tests where the
  * group changes nothing. */
 static const qt_config qt_one_per_scheme[] = {{QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0},
                                               {QJIT_SCHEME_W4A8_QOQ, 64}, {QJIT_SCHEME_W4A8_IS, 64},
-                                              {QJIT_SCHEME_W8A8, 0}};
+                                              {QJIT_SCHEME_W8A8, 0},      {QJIT_SCHEME_W4A4, 0}};
 #define QT_NONE_PER_SCHEME ((int)(sizeof qt_one_per_scheme / sizeof qt_one_per_scheme[0]))
 
 /* A host allocator (qjit_realloc_fn; ud: a qt_alloc_counts) for the

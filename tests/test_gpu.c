@@ -102,7 +102,8 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
         X[i] = qjit__float_to_half((float)(qt_normal(&r) * (i % 97 == 0 ? 8.0 : 1.0)));
     for (int64_t k = 0; k < K; k++)                /* an all-zero token row */
         X[(size_t)((M - 1) / 2) * K + k] = M > 2 ? 0 : X[(size_t)((M - 1) / 2) * K + k];
-    ck_assert_int_eq(qjit_reference_quantize_activations(f->ctx, M, K, X, Xq, sx), QJIT_OK);
+    ck_assert_int_eq(qjit_reference_quantize_activations_bits(f->ctx, qjit_scheme_activation_bits(f->scheme), M, K,
+                                                              X, Xq, sx), QJIT_OK);
     ck_assert_int_eq(qjit_reference_gemm(f->ctx, f->blob, f->bytes, M, Xq, sx, acc_ref, Yref), QJIT_OK);
 
     CUdeviceptr dX, dY, dA, dW;
@@ -189,14 +190,15 @@ static const struct { qjit_scheme scheme; int group; } SCHEME_GROUPS[] = {
     {QJIT_SCHEME_W4A8_LQQ, 128}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_LQQ, 0},
     {QJIT_SCHEME_W4A8_QOQ, 128}, {QJIT_SCHEME_W4A8_QOQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0},
     {QJIT_SCHEME_W4A8_IS, 128},  {QJIT_SCHEME_W4A8_IS, 64},  {QJIT_SCHEME_W8A8, 0},
+    {QJIT_SCHEME_W4A4, 0},
 };
 #define NSG ((int)(sizeof SCHEME_GROUPS / sizeof SCHEME_GROUPS[0]))
 
-/* Llama-2-7B layers, each scheme at its usual group (128; per channel for
+/* Llama-2-7B layers, each scheme at its usual group (128; per channel for w4a4 and
  * w8a8), through the dispatch table at every M. */
 static const struct { int64_t N, K; } LLAMA[] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
 static const qjit_scheme SCHEMES[] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ, QJIT_SCHEME_W4A8_IS,
-                                      QJIT_SCHEME_W8A8};
+                                      QJIT_SCHEME_W8A8, QJIT_SCHEME_W4A4};
 
 START_TEST(llama_layers_bit_exact)
 {
@@ -204,7 +206,7 @@ START_TEST(llama_layers_bit_exact)
     if (!wanted(SCHEMES[si]))
         return;
     fixture f;
-    setup_scheme(&f, SCHEMES[si], LLAMA[li].N, LLAMA[li].K, SCHEMES[si] == QJIT_SCHEME_W8A8 ? 0 : 128, 100 + _i, 0);
+    setup_scheme(&f, SCHEMES[si], LLAMA[li].N, LLAMA[li].K, (SCHEMES[si] == QJIT_SCHEME_W8A8 || SCHEMES[si] == QJIT_SCHEME_W4A4) ? 0 : 128, 100 + _i, 0);
     for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
         check_m(&f, MS[m], 1000 * _i + m);
     teardown(&f);
@@ -803,7 +805,7 @@ Suite *qjit_test_suite(void)
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama");
-    tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 12);
+    tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
     tcase_add_loop_test(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);

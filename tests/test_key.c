@@ -112,7 +112,7 @@ START_TEST(bad_keys_are_rejected)
     qjit_context *ctx = make_ctx();
     expect_bad(ctx, "scheme=w4a8-lqq;colour=red", QJIT_INVALID_KEY, "unknown field 'colour'");
     expect_bad(ctx, "scheme=foo", QJIT_INVALID_KEY, "unknown scheme 'foo'");
-    expect_bad(ctx, "scheme=w4a4", QJIT_INVALID_KEY, "no template yet");
+    expect_bad(ctx, "scheme=w4ax", QJIT_INVALID_KEY, "no template yet");
     expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
     expect_bad(ctx, "scheme=w8a8;g=128", QJIT_INVALID_KEY, "per-channel weights only");
     expect_bad(ctx, "scheme=w4a8-is;g=0", QJIT_INVALID_KEY, "needs groups along K");
@@ -447,6 +447,7 @@ START_TEST(schemes_generate_in_every_pipe)
          {"gparams", "fold_scale", NULL}},
         {"scheme=w4a8-is;g=128", {"fold_scale(prs[", "0x78787878u", NULL}, {"EPI_ROW_ARGS sx, rowsum", NULL}},
         {"scheme=w8a8", {"#define W_VECS 2", "a[kk][0] = w[kk].x", NULL}, {"gparams", "fold_scale", NULL}},
+        {"scheme=int4", {"offset8_dequant(w[0], a)", "#define W_VECS 1", NULL}, {"gparams", "fold_scale", NULL}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (size_t p = 0; p < sizeof pipes / sizeof pipes[0]; p++) {
@@ -463,6 +464,14 @@ START_TEST(schemes_generate_in_every_pipe)
     src = source_with(ctx, "kernel=act-quant", (const char *const[]){"quantize_row<THREADS, CACHED, false>", NULL},
                       (const char *const[]){"sx, rowsum, m, K", NULL});
     qjit_free(ctx, src);
+    /* INT4 activations: the same routine with a limit of 7 (a fused w4a4 GEMM too). */
+    src = source_with(ctx, "kernel=act-quant;bits=4", (const char *const[]){"#define ACT_LIMIT 7.0f", NULL},
+                      (const char *const[]){"#define ACT_LIMIT 127.0f", NULL});
+    qjit_free(ctx, src);
+    src = source_with(ctx, "scheme=w4a4;tile=16x64x128;warps=1x4;actq=fused",
+                      (const char *const[]){"#define ACT_LIMIT 7.0f", NULL}, NULL);
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=2", "bits=2 is not one of: 4, 8");
     /* A per-group rescale doubles the accumulators: tiles that fit w4a8-lqq
      * may not fit w4a8-is. */
     expect_refused(ctx, "scheme=w4a8-is;tile=128x128x64;warps=1x4", "per-group sums");
@@ -478,7 +487,7 @@ START_TEST(plans_agree_with_the_host)
     qjit_context *ctx = make_ctx();
     static const struct { qjit_scheme s; int g; } sg[] = {
         {QJIT_SCHEME_W4A8_LQQ, 0}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0}, {QJIT_SCHEME_W4A8_QOQ, 128},
-        {QJIT_SCHEME_W4A8_IS, 64}, {QJIT_SCHEME_W4A8_IS, 256}, {QJIT_SCHEME_W8A8, 0},
+        {QJIT_SCHEME_W4A8_IS, 64}, {QJIT_SCHEME_W4A8_IS, 256}, {QJIT_SCHEME_W8A8, 0}, {QJIT_SCHEME_W4A4, 0},
     };
     static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {8192, 28672}};
     for (size_t i = 0; i < sizeof sg / sizeof sg[0]; i++)
@@ -501,6 +510,11 @@ START_TEST(plans_agree_with_the_host)
                 ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.key, host->name));
                 ck_assert_str_eq(plan.buckets[b].gemm.signature, plan.buckets[b].gemm_acc.signature);
                 ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm_acc.key, "epi=i32"));
+                /* The activation kernel quantizes to the scheme's bits. */
+                ck_assert(plan.buckets[b].has_quant);
+                ck_assert_msg(strstr(plan.buckets[b].quant.key, qjit_scheme_activation_bits(sg[i].s) == 4 ? "bits=4;"
+                                                                                                        : "bits=8;"),
+                              "%s: %s", host->name, plan.buckets[b].quant.key);
                 for (int s = 0; s < plan.buckets[b].gemm.nslots; s++)
                     if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
                         ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);

@@ -30,6 +30,7 @@
 #define QOQ QJIT_SCHEME_W4A8_QOQ
 #define IS QJIT_SCHEME_W4A8_IS
 #define W8A8 QJIT_SCHEME_W8A8
+#define W4A4 QJIT_SCHEME_W4A4
 #define PATTERN 0xA5
 #define INT32_BOUND 2147483647.0
 #define SUM_BOUND (127.0 * 8.0)  /* the largest |Xq Q4| of one w4a8-is product */
@@ -167,7 +168,8 @@ static int operand(const quant *q, int64_t n, int64_t k)
     switch (q->scheme) {
     case LQQ: return (int8_t)(uint8_t)(((q4 * q->p0[gi] + q->p1[gi]) & 0xFF) ^ 0x80);
     case QOQ: return q->group == 0 ? q4 : (int8_t)(uint8_t)((q4 * q->p0[gi] - q->p1[gi]) & 0xFF);
-    case IS: return q4 - 8;
+    case IS:
+    case W4A4: return q4 - 8;
     default: return q->q8[i];
     }
 }
@@ -357,6 +359,18 @@ static qjit_status expect_quant(const float *W, uint32_t alpha, quant *q)
             }
             q->scale[n] = ldexpf(1.0f, -q->param);
             break;
+        case W4A4: {
+            /* Symmetric INT4 per channel, stored offset by 8. */
+            float sw = amax_of(w, K) / 7.0f;
+            if (sw == 0.0f)
+                sw = 1.0f;
+            for (int64_t k = 0; k < K; k++) {
+                volatile float quotient = w[k] / sw;
+                q4[k] = (uint8_t)(clampi((int)lroundf(quotient), -7, 7) + 8);
+            }
+            q->scale[n] = sw;
+            break;
+        }
         default: {
             float sw = amax_of(w, K) / 127.0f;
             if (sw == 0.0f)
@@ -400,6 +414,9 @@ static sections expect_sections(qjit_scheme s, int group, int64_t N, int64_t K)
     case QOQ:
         sc = (sections){4, {"qweight", "gparams", "scale", "zero"}, {q4, group ? gp : 0, ch, group ? 0 : ch},
                         {0}, 0, 0};
+        break;
+    case W4A4:
+        sc = (sections){2, {"qweight", "scale"}, {q4, ch}, {0}, 0, 0};
         break;
     default:
         sc = (sections){2, {"qweight", "scale"}, {(size_t)(N * K), ch}, {0}, 0, 0};
@@ -636,6 +653,8 @@ static void check_properties(const char *what, const float *W, const quant *q)
                             abs(op - l1), p0, (long long)n, (long long)k);
                 } else if (q->scheme == IS) {
                     REQUIRE(op >= -8 && op <= 7, "%s: Q4 = %d at [%lld, %lld]", what, op, (long long)n, (long long)k);
+                } else if (q->scheme == W4A4) {
+                    REQUIRE(op >= -7 && op <= 7, "%s: Q4 = %d at [%lld, %lld]", what, op, (long long)n, (long long)k);
                 }
             }
         }
@@ -646,12 +665,13 @@ static void check_properties(const char *what, const float *W, const quant *q)
         /* The largest |W| of a row lands on the edge of the range, unless
          * its scale underflowed or is subnormal (then the quotient is only
          * 119 or 127 to within the scale's few bits). */
-        int limit = q->scheme == W8A8 ? 127 : 119;
-        if ((q->scheme == LQQ || (q->scheme == QOQ && q->group) || q->scheme == W8A8) &&
+        int limit = q->scheme == W8A8 ? 127 : q->scheme == W4A4 ? 7 : 119;
+        if ((q->scheme == LQQ || (q->scheme == QOQ && q->group) || q->scheme == W8A8 || q->scheme == W4A4) &&
             amax / (float)limit >= FLT_MIN) {
             int saw = 0;
             for (int64_t k = 0; k < K && !saw; k++) {
-                int v = q->scheme == W8A8 ? q->q8[n * K + k] : q->level1[n * K + k];
+                int v = q->scheme == W8A8 ? q->q8[n * K + k]
+                        : q->scheme == W4A4 ? operand(q, n, k) : q->level1[n * K + k];
                 saw = fabsf(w[k]) == amax && v == (w[k] > 0 ? limit : -limit);
             }
             REQUIRE(saw, "%s: row %lld: the largest |W| does not map to +-%d", what, (long long)n, limit);
@@ -680,7 +700,7 @@ static void check_properties(const char *what, const float *W, const quant *q)
  *       within sw / 2 of -lo / sw and W <= hi; below, W >= lo.
  *   is: |W - Q4 sg| <= sg / 2 + slack (no clamp: |W| <= 7 sg), and
  *       |sg - S / alpha| <= 1 / (2 alpha) for |Q4| <= 7: + 3.5 / alpha.
- *   w8a8: sw / 2 + slack. */
+ *   w8a8: sw / 2 + slack; w4a4 the same with 7 for 127. */
 static void check_error_bounds(const char *what, const float *W, const quant *q)
 {
     int64_t N = q->N, K = q->K, G = q->G;
@@ -708,6 +728,9 @@ static void check_error_bounds(const char *what, const float *W, const quant *q)
                 bound = 0.5 * sg + fabs(w[k]) * 0x1p-23 + fmax(0.0, gmax - 7.0 * sg) + 3.5 * ldexp(1.0, -q->param);
                 break;
             }
+            case W4A4:
+                bound = 0.5 * s + amax * 0x1p-24 + fmax(0.0, amax - 7.0 * s);
+                break;
             default:
                 bound = 0.5 * s + amax * 0x1p-24 + fmax(0.0, amax - 127.0 * s);
                 break;
@@ -756,7 +779,7 @@ static void check_lane_view(const char *what, const uint8_t *buf, const quant *q
                                     r[x] = (nib[x] * e[2 * x] + e[2 * x + 1] * 0x01010101u) ^ 0x80808080u;
                                 else if (q->scheme == QOQ && q->group)
                                     r[x] = vsub4(nib[x] * e[2 * x], e[2 * x + 1] * 0x01010101u);
-                                else if (q->scheme == IS)
+                                else if (q->scheme == IS || q->scheme == W4A4)
                                     r[x] = (nib[x] + 0x78787878u) ^ 0x80808080u;
                                 else
                                     r[x] = nib[x];
@@ -1007,7 +1030,7 @@ static void hand_layer(float *W, size_t size, const float *row0, size_t n)
  * the message, which then shows Q4 itself. */
 static void expect_row0(const char *what, const quant *q, const float *row0, const int *want, int n)
 {
-    int offset = q->scheme == IS ? 8 : 0;
+    int offset = q->scheme == IS || q->scheme == W4A4 ? 8 : 0;
     for (int i = 0; i < n; i++) {
         int got = q->scheme == W8A8 ? q->q8[i] : q->q4[i];
         ck_assert_msg(got == want[i], "%s: W = %g -> %s%d, want %d", what, (double)row0[i],
@@ -1863,7 +1886,7 @@ START_TEST(bad_sizes_rejected)
                        NULL, 0, 0);
     }
     /* Unknown schemes. */
-    const int unknown[] = {0, 5, -1, 99};
+    const int unknown[] = {0, 6, -1, 99};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         size_t bytes = 777;
         ck_assert_int_eq(qjit_packed_size((qjit_scheme)unknown[i], 0, 16, 64, &bytes), QJIT_INVALID_ARGUMENT);
@@ -1997,8 +2020,8 @@ END_TEST
 START_TEST(scheme_names)
 {
     static const struct { qjit_scheme s; const char *name; } names[] = {
-        {LQQ, "w4a8-lqq"}, {QOQ, "w4a8-qoq"}, {IS, "w4a8-is"}, {W8A8, "w8a8"}};
-    for (size_t i = 0; i < 4; i++) {
+        {LQQ, "w4a8-lqq"}, {QOQ, "w4a8-qoq"}, {IS, "w4a8-is"}, {W8A8, "w8a8"}, {W4A4, "w4a4"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         ck_assert_str_eq(qjit_scheme_name(names[i].s), names[i].name);
         qjit_scheme s = (qjit_scheme)0;
         ck_assert_int_eq(qjit_scheme_from_name(names[i].name, &s), QJIT_OK);
@@ -2006,14 +2029,14 @@ START_TEST(scheme_names)
     }
     static const struct { const char *name; qjit_scheme s; } spellings[] = {
         {"LQQ", LQQ}, {"W4A8_LQQ", LQQ}, {"qoq", QOQ}, {"QServe", QOQ}, {"is", IS}, {"Integer-Scale", IS},
-        {"INT8", W8A8}, {"W8A8", W8A8}, {"w4a8_is", IS},
+        {"INT8", W8A8}, {"W8A8", W8A8}, {"w4a8_is", IS}, {"INT4", W4A4}, {"W4A4", W4A4},
     };
     for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
         qjit_scheme s = (qjit_scheme)0;
         ck_assert_msg(qjit_scheme_from_name(spellings[i].name, &s) == QJIT_OK && s == spellings[i].s, "'%s'",
                       spellings[i].name);
     }
-    const char *bad[] = {"", "w4a4", "lqq ", "w4a8-lqqq", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    const char *bad[] = {"", "w4ax", "lqq ", "w4a8-lqqq", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         qjit_scheme s = (qjit_scheme)77;
         ck_assert_int_eq(qjit_scheme_from_name(bad[i], &s), QJIT_INVALID_ARGUMENT);
@@ -2023,9 +2046,9 @@ START_TEST(scheme_names)
     ck_assert_int_eq(qjit_scheme_from_name(NULL, &s), QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit_scheme_from_name("lqq", NULL), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_null(qjit_scheme_name((qjit_scheme)0));
-    ck_assert_ptr_null(qjit_scheme_name((qjit_scheme)5));
+    ck_assert_ptr_null(qjit_scheme_name((qjit_scheme)6));
     /* The registry lists each scheme once, under its own value. */
-    ck_assert_int_eq(qjit__nschemes, 4);
+    ck_assert_int_eq(qjit__nschemes, 5);
     for (int i = 0; i < qjit__nschemes; i++)
         ck_assert(qjit__scheme_get(qjit__schemes[i]->id) == qjit__schemes[i]);
 }
@@ -2252,13 +2275,14 @@ START_TEST(other_scheme_refused)
     qt_rng r = qt_rng_make(1200);
     int64_t N = 32, K = 256;
     float *W = normal_weights(&r, N, K);
-    const qjit_scheme all[] = {LQQ, QOQ, IS, W8A8};
+    const qjit_scheme all[] = {LQQ, QOQ, IS, W8A8, W4A4};
+    const int nall = (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < QT_NCONFIGS; i++) {
         size_t bytes;
         uint8_t *good = pack_weights(qt_configs[i].scheme, qt_configs[i].group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
         uint8_t *buf = qt_xmalloc(bytes);
         sections mine = expect_sections(qt_configs[i].scheme, qt_configs[i].group, N, K);
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < nall; j++) {
             if (all[j] == qt_configs[i].scheme)
                 continue;
             memcpy(buf, good, bytes);

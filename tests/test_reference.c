@@ -169,7 +169,10 @@ static void make_activations(qt_rng *r, int64_t M, int64_t K, uint16_t *X)
 
 START_TEST(activations_quantize)
 {
-    qt_rng r = qt_rng_make(12);
+    /* _i 0: INT8 (the default entry point), 1: INT4 (limit 7). */
+    const int bits = _i ? 4 : 8;
+    const float limit = _i ? 7.0f : 127.0f;
+    qt_rng r = qt_rng_make(12 + (uint64_t)_i);
     static const int64_t shapes[][2] = {{1, 64}, {7, 192}, {33, 320}, {20, 4096}, {5, 1}, {3, 100}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         int64_t M = shapes[si][0], K = shapes[si][1];
@@ -180,7 +183,9 @@ START_TEST(activations_quantize)
         memset(Xq, 0x7F, (size_t)(M * K));
         for (int64_t m = 0; m < M; m++)
             sx[m] = NAN;
-        ck_assert_int_eq(qjit_reference_quantize_activations(NULL, M, K, X, Xq, sx), QJIT_OK);
+        ck_assert_int_eq(bits == 8 ? qjit_reference_quantize_activations(NULL, M, K, X, Xq, sx)
+                                   : qjit_reference_quantize_activations_bits(NULL, bits, M, K, X, Xq, sx),
+                         QJIT_OK);
         for (int64_t m = 0; m < M; m++) {
             double amax = 0;
             for (int64_t k = 0; k < K; k++)
@@ -188,16 +193,16 @@ START_TEST(activations_quantize)
             if (amax == 0)
                 REQUIRE(sx[m] == 1.0f, "zero row %lld: sx = %g", (long long)m, (double)sx[m]);
             else
-                REQUIRE(sx[m] == (float)amax / 127.0f, "row %lld: sx = %a, want %a", (long long)m, (double)sx[m],
-                        (double)((float)amax / 127.0f));
+                REQUIRE(sx[m] == (float)amax / limit, "row %lld: sx = %a, want %a", (long long)m, (double)sx[m],
+                        (double)((float)amax / limit));
             /* Float slack, derived as for the weights: quotient rounding
-             * (amax 2^-24) plus clamping where sx rounded below amax / 127. */
-            double slack = amax * 0x1p-24 + fmax(0.0, amax - 127.0 * (double)sx[m]);
+             * (amax 2^-24) plus clamping where sx rounded below amax / limit. */
+            double slack = amax * 0x1p-24 + fmax(0.0, amax - limit * (double)sx[m]);
             int saw_max = amax == 0;
             for (int64_t k = 0; k < K; k++) {
                 double x = qjit__half_to_float(X[m * K + k]);
                 int q = Xq[m * K + k];
-                REQUIRE(q >= -127 && q <= 127, "Xq[%lld,%lld] = %d", (long long)m, (long long)k, q);
+                REQUIRE(q >= -limit && q <= limit, "Xq[%lld,%lld] = %d", (long long)m, (long long)k, q);
                 if (amax == 0)
                     REQUIRE(q == 0, "zero row %lld has Xq = %d", (long long)m, q);
                 double err = fabs(x - q * (double)sx[m]);
@@ -205,15 +210,22 @@ START_TEST(activations_quantize)
                         (long long)m, (long long)k, x, (double)sx[m], q);
                 /* exactly the float formula: clamp(roundf(x / sx)) */
                 volatile float quotient = (float)x / sx[m];
-                float want = fminf(fmaxf(roundf(quotient), -127.0f), 127.0f);
+                float want = fminf(fmaxf(roundf(quotient), -limit), limit);
                 REQUIRE(q == (int)want, "Xq[%lld,%lld] = %d, formula gives %d", (long long)m, (long long)k, q, (int)want);
-                if (fabs(x) == amax && q == (x > 0 ? 127 : -127))
+                if (fabs(x) == amax && q == (x > 0 ? (int)limit : -(int)limit))
                     saw_max = 1;
             }
-            REQUIRE(saw_max, "row %lld: its largest |x| does not map to +-127", (long long)m);
+            REQUIRE(saw_max, "row %lld: its largest |x| does not map to +-%d", (long long)m, (int)limit);
         }
         free(X); free(Xq); free(sx);
     }
+    /* Only 8 and 4 bits; a refusal writes nothing. */
+    uint16_t one = 0x3C00;
+    int8_t q1 = 99;
+    float s1 = -1;
+    ck_assert_int_eq(qjit_reference_quantize_activations_bits(NULL, _i ? 16 : 3, 1, 1, &one, &q1, &s1),
+                     QJIT_INVALID_ARGUMENT);
+    ck_assert(q1 == 99 && s1 == -1);
 }
 END_TEST
 
@@ -366,7 +378,7 @@ static void decode_layer(layer *L)
     int64_t N = L->N, K = L->K;
     uint64_t qbytes, gbytes = 0, sbytes, zbytes = 0;
     const uint8_t *qw = section(b, "qweight", &qbytes), *sc = section(b, "scale", &sbytes);
-    const uint8_t *gp = L->scheme != W8A8 ? section(b, "gparams", &gbytes) : NULL;
+    const uint8_t *gp = L->scheme != W8A8 && L->scheme != QJIT_SCHEME_W4A4 ? section(b, "gparams", &gbytes) : NULL;
     const uint8_t *zp = L->scheme == QOQ ? section(b, "zero", &zbytes) : NULL;
     ck_assert_uint_eq(sbytes, 4 * (uint64_t)N);
     L->op = qt_xmalloc((size_t)(N * K));
@@ -397,7 +409,7 @@ static void decode_layer(layer *L)
                 else if (L->scheme == QOQ)
                     v = q4;                                                      /* zero point in the epilogue */
                 else
-                    v = q4 - 8;                                                  /* offset binary */
+                    v = q4 - 8;                                                  /* offset binary (is, w4a4) */
                 if (L->scheme == IS && k % L->G == 0)
                     L->S[n * L->groups + gi] = e[0] | e[1] << 8;
             }
@@ -574,7 +586,9 @@ END_TEST
  *   is: alpha 2^8 given, sg = 127/64 so S = 508, the largest with
  *     1016 x 4160 x S <= 2^31 - 1; Q4 = -7 everywhere: |acc| = 127 x 7 x
  *     4160 x 508 = 1878705920;
- *   w8a8: +-1, operands +-127. */
+ *   w8a8: +-1, operands +-127;
+ *   w4a4: +-1, operands +-7 (against Xq = +-127: the reference sums what
+ *     it is given; INT4 activations only make the sums smaller). */
 START_TEST(gemm_extreme_accumulators)
 {
     const qt_config c = qt_one_per_scheme[_i];
@@ -610,7 +624,7 @@ START_TEST(gemm_extreme_accumulators)
     }
     /* The construction reaches what the comment says. */
     const int64_t want_peak[] = {127LL * 127 * 64 * 65, 127LL * 15 * K, 127LL * 127 * 64 * 65, 1878705920LL,
-                                 127LL * 127 * K};
+                                 127LL * 127 * K, 127LL * 7 * K};
     ck_assert_msg(peak >= want_peak[_i] * 9 / 10 && peak <= want_peak[_i], "%s: peak %lld", qjit_scheme_name(c.scheme),
                   (long long)peak);
     char what[64];
@@ -799,7 +813,7 @@ Suite *qjit_test_suite(void)
     const qt_test tests[] = {
         {"half_to_float", half_to_float_all, 1},
         {"float_to_half", float_to_half_rounding, 1},
-        {"activations", activations_quantize, 1},
+        {"activations", activations_quantize, 2},
         {"activations_all_fp16", activations_all_fp16_values, 1},
         {"activations_rounding", activations_round_half_away, 1},
         {"activations_bad", activations_bad_input, 1},

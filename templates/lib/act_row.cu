@@ -1,12 +1,14 @@
-/* lib/act_row.cu -- per-token symmetric INT8 quantization of one token row
+/* lib/act_row.cu -- per-token symmetric INT{{ bits or 8 }} quantization of one token row
  * (docs/schemes.md, activations), shared by the activation kernel and the
  * GEMMs that quantize their own tokens (actq=fused), so both give the same
- * bytes:
- *   sx[m] = max_k |X[m, k]| / 127 (1 for an all-zero row),
- *   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -127, 127), round half away from zero,
+ * bytes (one value per byte):
+ *   sx[m] = max_k |X[m, k]| / ACT_LIMIT (1 for an all-zero row),
+ *   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -ACT_LIMIT, ACT_LIMIT), round half away from zero,
  * and, for schemes whose epilogue subtracts a zero point (ROWSUM), the row's
  * integer sum rowsum[m] = sum_k Xq[m, k]. IEEE division and roundf make it
  * bit-identical to the CPU reference. */
+#define ACT_LIMIT {{ (bits or 8) == 4 and "7.0f" or "127.0f" }}   /* the largest magnitude */
+
 static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
 {
     const u32 w[4] = {v.x, v.y, v.z, v.w};
@@ -26,7 +28,7 @@ static __device__ __forceinline__ u32 quant4(const float *x, float scale, int &s
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         float q = roundf(x[i] / scale);
-        q = fminf(fmaxf(q, -127.0f), 127.0f);
+        q = fminf(fmaxf(q, -ACT_LIMIT), ACT_LIMIT);
         r |= ((u32)(int)q & 0xFFu) << (8 * i);
         if (ROWSUM)
             sum += (int)q;
@@ -96,7 +98,7 @@ static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X,
     for (int w = 1; w < T / 32; ++w)
         amax = fmaxf(amax, red[w]);
 
-    const float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+    const float scale = amax == 0.0f ? 1.0f : amax / ACT_LIMIT;
     if (threadIdx.x == 0)
         sx[m] = scale;
     uint2 *out = Xq + (size_t)m * chunks;

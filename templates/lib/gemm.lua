@@ -31,6 +31,7 @@ function G.scheme_facts(p, L, g)
   p.fold = L.fold and 1 or 0
   p.rowsum = L.rowsum and 1 or 0
   p.a_is_loaded = L.a_is_loaded and 1 or 0
+  p.act_bits = L.act_bits or 8   -- what the tokens are quantized to (a fused GEMM does it itself)
   return p
 end
 
@@ -156,7 +157,7 @@ end
 function G.lib(p)
   local parts = {}
   if p.sparse == 1 then parts[#parts + 1] = render("lib/residual.cu", { p = p }) end
-  if p.fused == 1 then parts[#parts + 1] = render("lib/act_row.cu") .. render("lib/flags.cu") end
+  if p.fused == 1 then parts[#parts + 1] = render("lib/act_row.cu", { bits = p.act_bits }) .. render("lib/flags.cu") end
   if p.cluster > 1 then parts[#parts + 1] = render("lib/cluster.cu") end
   return table.concat(parts)
 end

@@ -35,20 +35,9 @@ static __device__ __forceinline__ int residual_word(int nb, int k64, int kwords)
 static __device__ __forceinline__ int residual_kwords(int K) { return (K / RBK + 31) / 32; }
 
 /* A lane's 16 bytes of a residual block: R8 + 8 in each nibble becomes INT8
- * R8 ((u + 0x78) ^ 0x80 per byte, no carries), the A registers of two
- * m16n8k32 MMAs as the 4-bit layout places them. */
-static __device__ __forceinline__ u32 residual4(u32 u) { return (u + 0x78787878u) ^ 0x80808080u; }
-static __device__ __forceinline__ void residual_dequant(const uint4 &w, u32 (&a)[2][4])
-{
-    a[0][0] = residual4(w.x & 0x0F0F0F0Fu);
-    a[0][1] = residual4((w.x >> 4) & 0x0F0F0F0Fu);
-    a[0][2] = residual4(w.y & 0x0F0F0F0Fu);
-    a[0][3] = residual4((w.y >> 4) & 0x0F0F0F0Fu);
-    a[1][0] = residual4(w.z & 0x0F0F0F0Fu);
-    a[1][1] = residual4((w.z >> 4) & 0x0F0F0F0Fu);
-    a[1][2] = residual4(w.w & 0x0F0F0F0Fu);
-    a[1][3] = residual4((w.w >> 4) & 0x0F0F0F0Fu);
-}
+ * R8, the A registers of two m16n8k32 MMAs (lib/offset8.cu). */
+{{ render("lib/offset8.cu") }}
+static __device__ __forceinline__ void residual_dequant(const uint4 &w, u32 (&a)[2][4]) { offset8_dequant(w, a); }
 
 /* Layer constants: read-only for the whole call. */
 static __device__ __forceinline__ uint2 ldg_rmask(const uint2 *p)

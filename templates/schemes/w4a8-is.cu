@@ -16,18 +16,10 @@ static __device__ __forceinline__ wparams wparams_from(u32 p)
     return r;
 }
 
-static __device__ __forceinline__ u32 is_int8(u32 u4x4) { return (u4x4 + 0x78787878u) ^ 0x80808080u; }
-
+{{ render("lib/offset8.cu") }}
 static __device__ __forceinline__ void dequant(const uint4 (&w)[W_VECS], const wparams &, u32 (&a)[2][4])
 {
-    a[0][0] = is_int8(w[0].x & 0x0F0F0F0Fu);
-    a[0][1] = is_int8((w[0].x >> 4) & 0x0F0F0F0Fu);
-    a[0][2] = is_int8(w[0].y & 0x0F0F0F0Fu);
-    a[0][3] = is_int8((w[0].y >> 4) & 0x0F0F0F0Fu);
-    a[1][0] = is_int8(w[0].z & 0x0F0F0F0Fu);
-    a[1][1] = is_int8((w[0].z >> 4) & 0x0F0F0F0Fu);
-    a[1][2] = is_int8(w[0].w & 0x0F0F0F0Fu);
-    a[1][3] = is_int8((w[0].w >> 4) & 0x0F0F0F0Fu);
+    offset8_dequant(w[0], a);
 }
 
 /* The integer scale of the accumulator's weight row: half 0 is row g, 1 row g+8. */
