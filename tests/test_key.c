@@ -684,6 +684,23 @@ START_TEST(sparse_layer_plans)
     }
     printf("sparse twins of the default lqq g=128 plans: %d of %d with fewer stages\n", fewer, total);
     ck_assert_int_gt(fewer, 0);
+    /* Every target has the sparse twins of its buckets (the shared-memory
+     * limits of sm_86/89 included). */
+    static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
+    for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            qjit__layer_plan plan;
+            const qjit__plan_request req = {"w4a8-qoq", 64, shapes[i][0], shapes[i][1], archs[a], 108, NULL, 32, 128,
+                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20};
+            pthread_mutex_lock(&ctx->lock);
+            qjit_status st = qjit__plan_layer(ctx, &req, &plan);
+            pthread_mutex_unlock(&ctx->lock);
+            ck_assert_msg(st == QJIT_OK, "%s %lldx%lld: %s", archs[a], (long long)shapes[i][0],
+                          (long long)shapes[i][1], qjit_last_error(ctx));
+            for (int b = 0; b < plan.nbuckets; b++)
+                ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.key, "rblock=32x128;"));
+            qjit__plan_release(ctx, &plan);
+        }
     static const struct { qjit__plan_request req; const char *words; } bad[] = {
         {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0}, "the weights carry no residual"},
         {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10}, "rblock=64x64, the residual"},
