@@ -35,6 +35,9 @@ expect 2 "--k: '0' must be at least 64" -- demo --k 0 --cache-dir "$tmp/demo"
 expect 2 "group 100 cannot be packed" -- demo --group 100 --cache-dir "$tmp/demo"
 expect 2 "--m: '0' must be at least 1" -- demo --m 0 --cache-dir "$tmp/demo"
 expect 2 "'w4ax' is not a scheme" -- demo --scheme w4ax --cache-dir "$tmp/demo"
+expect 2 "--sparsity: '2' is not a budget in [0, 1]" -- demo --sparsity 2 --cache-dir "$tmp/demo"
+expect 2 "w4a8-is takes no sparse residual" -- demo --scheme is --sparsity 0.1 --cache-dir "$tmp/demo"
+expect 2 "--sparsity: budget '.1' is given twice" -- bench --sparsity 0.1,.1
 expect 2 "--group 100: a group is 0 (per channel) or a multiple of 64" -- bench --group 100
 expect 2 "shape 15x64 cannot be packed" -- bench --shapes 15x64
 expect 2 "--variant 'foo=1': unknown field 'foo'" -- bench --variant foo=1
