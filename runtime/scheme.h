@@ -86,6 +86,10 @@ size_t qjit__scratch_two_level(int64_t K, int group);
 /* The first level of the two-level schemes as a residual target:
  * qjit__symmetric_row with the protective range. */
 float qjit__level1_row(const float *w, int64_t K, int8_t *q8);
+/* The reference operand of a scheme whose section 0 holds 4-bit values
+ * stored offset by 8 (Q4 + 8): Q4 of rows [n0, n0 + rows) into wq; scratch
+ * holds rows x K bytes. */
+void qjit__operand_offset8(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *wq, uint8_t *scratch);
 /* Round half away from zero of num / den for den > 0, in integers. */
 int qjit__round_div(int num, int den);
 /* The group parameters of a view: entry for (row block nb, group gi). */

@@ -145,15 +145,6 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t e, void 
     qjit__gparams_pack_slab(s_lo, s_hi, groups, dst[GPARAMS]);
 }
 
-/* The per-group operand: Q4 (stored + 8). */
-static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *wq, uint8_t *q4)
-{
-    qjit__weights_view p = qjit__view_rows(v, n0, rows);
-    qjit__unpack4_rows(qjit__view_section(&p, QWEIGHT), rows, v->K, q4);
-    for (int64_t i = 0; i < rows * v->K; i++)
-        wq[i] = (int8_t)(q4[i] - 8);
-}
-
 static int32_t group_scale(const qjit__weights_view *v, int64_t n, int64_t gi)
 {
     uint8_t lo, hi;
@@ -172,7 +163,7 @@ const qjit__scheme qjit__scheme_is = {
     .scratch_bytes = scratch_bytes,
     .prepare = prepare,
     .quantize_slab = quantize_slab,
-    .operand = operand,
+    .operand = qjit__operand_offset8,     /* the per-group operand: Q4 (stored + 8) */
     .group_scale = group_scale,
     .scale_section = 2,
     .zero_section = -1,

@@ -47,14 +47,6 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t param, v
     qjit__pack4_slab(nib, K, dst[QWEIGHT]);
 }
 
-static void operand(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *wq, uint8_t *scratch)
-{
-    qjit__weights_view p = qjit__view_rows(v, n0, rows);
-    qjit__unpack4_rows(qjit__view_section(&p, QWEIGHT), rows, v->K, scratch);
-    for (int64_t i = 0; i < rows * v->K; i++)
-        wq[i] = (int8_t)(scratch[i] - W4_BIAS);
-}
-
 const qjit__scheme qjit__scheme_w4a4 = {
     .id = QJIT_SCHEME_W4A4,
     .name = "w4a4",
@@ -65,7 +57,7 @@ const qjit__scheme qjit__scheme_w4a4 = {
     .slab_bytes = slab_bytes,
     .scratch_bytes = scratch_bytes,
     .quantize_slab = quantize_slab,
-    .operand = operand,
+    .operand = qjit__operand_offset8,
     .scale_section = 1,
     .zero_section = -1,
 };

@@ -116,6 +116,14 @@ size_t qjit__scratch_two_level(int64_t K, int group)
     return (size_t)(2 * QJIT__PACK_N * K + 2 * QJIT__PACK_N * (K / G));
 }
 
+void qjit__operand_offset8(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *wq, uint8_t *scratch)
+{
+    qjit__weights_view p = qjit__view_rows(v, n0, rows);
+    qjit__unpack4_rows(qjit__view_section(&p, 0), rows, v->K, scratch);
+    for (int64_t i = 0; i < rows * v->K; i++)
+        wq[i] = (int8_t)(scratch[i] - 8);
+}
+
 const uint8_t *qjit__gparams_entry(const qjit__weights_view *v, int64_t nb, int64_t gi)
 {
     int64_t groups = v->K / v->group_size;
