@@ -31,8 +31,8 @@ function P.check(f, arch)
   -- a per-group rescale).
   -- A sparse kernel keeps U steps of residual words too (4 per row block),
   -- and its cursors.
-  local sp = {}
-  local sparse = G.sparse(sp, f, L, bn, 64) > 0
+  local sp = G.sparse(f, L, bn, 64)
+  local sparse = sp.sparse == 1
   local regs = stages * r * (1 + 4 * L.bits // 4 + (sparse and 4 or 0)) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1)
                + r * (sparse and 11 or 8)
   if regs > 160 then
@@ -62,8 +62,7 @@ function P.check(f, arch)
     -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
     min_blocks = (L.fold and ctas_at_128 >= 2) and ctas_at_128 or 0,
   }
-  for k, v in pairs(sp) do p[k] = v end
-  return G.scheme_facts(p, L, g), L
+  return G.scheme_facts(p, L, g, sp), L
 end
 
 -- The kernel's parameter slots.

@@ -30,9 +30,9 @@ function P.check(f, arch)
   end
   local ng = (g > 0 and L.gparams) and math.max(1, bk // g) or 0     -- gparams entries per n-block per stage
   local w_bytes, x_bytes, gp_bytes = bn * bk * L.bits // 8, bm * bk, (bn // 16) * ng * 32
-  local p = {}
   -- A sparse kernel's stage adds the tile's residual blocks and their presence word.
-  local stage_bytes = w_bytes + x_bytes + gp_bytes + G.sparse(p, f, L, bn, bk)
+  local sp, r_stage = G.sparse(f, L, bn, bk)
+  local stage_bytes = w_bytes + x_bytes + gp_bytes + r_stage
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)          -- padded row of the output tile
   local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
@@ -41,7 +41,7 @@ function P.check(f, arch)
   if smem + 128 > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
   end
-  local facts = {
+  local p = {
     name = "qjit_gemm_" .. f.scheme:gsub("-", "_"),
     threads = 32 * warps, smem = smem,
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, warps_n = wn, stages = stages,
@@ -57,8 +57,7 @@ function P.check(f, arch)
     -- (a few registers) rather than after it (an L2 round trip in the tail).
     pre_scales = (f.epi ~= "i32" and (mi + nj) * 2 <= 12) and 1 or 0,
   }
-  for k, v in pairs(facts) do p[k] = v end
-  return G.scheme_facts(p, L, g), L
+  return G.scheme_facts(p, L, g, sp), L
 end
 
 -- The kernel's parameter slots.

@@ -24,7 +24,8 @@ end
 -- gparams_channel (one word per row pair, read once), fold (per-group INT32
 -- rescale), rowsum (the epilogue reads token row sums), a_is_loaded (the
 -- MMA's A registers are the loaded words, not values computed from them).
-function G.scheme_facts(p, L, g)
+function G.scheme_facts(p, L, g, sp)
+  for k, v in pairs(sp) do p[k] = v end   -- the sparse residual's (G.sparse)
   p.bits, p.w_vecs = L.bits, L.bits // 4
   p.gparams_tiled = (L.gparams and g > 0) and 1 or 0
   p.gparams_channel = (L.gparams and g == 0) and 1 or 0
@@ -35,15 +36,15 @@ function G.scheme_facts(p, L, g)
   return p
 end
 
--- The sparse residual of a key with a budget (sparsity > 0) on the facts
--- p, after the pipe's tile checks: p.sparse, the residual block rbn x rbk,
--- and the bytes a stage adds (r_bytes: every 16 x 64 residual block of the
--- tile, 4 bits a weight, the most a K tile can carry; then one word of
--- presence bits, bit nbl * (BK / 64) + s for 16-row block nbl and 64-k step
--- s of the tile). Returns those bytes (0 for a dense key).
-function G.sparse(p, f, L, bn, bk)
-  p.sparse, p.rbn, p.rbk, p.r_bytes, p.kslice = 0, 0, 0, 0, 0
-  if not f.sparsity then return 0 end
+-- The sparse residual of a key with a budget (sparsity > 0), after the
+-- pipe's tile checks: the facts it adds (G.scheme_facts puts them on p) --
+-- sparse, the residual block rbn x rbk, r_bytes (every 16 x 64 residual
+-- block of the tile, 4 bits a weight, the most a K tile can carry) -- and
+-- the bytes a stage adds: r_bytes and one word of presence bits (bit
+-- nbl * (BK / 64) + s for 16-row block nbl and 64-k step s of the tile);
+-- all 0 for a dense key.
+function G.sparse(f, L, bn, bk)
+  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0 }, 0 end
   if not L.residual then
     fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": scheme " .. f.scheme .. (tonumber(f.g) == 0 and " per channel" or "")
          .. " takes no sparse residual (the two-level 4-bit schemes with groups do)")
@@ -53,14 +54,14 @@ function G.sparse(p, f, L, bn, bk)
          .. (bn // 16) * (bk // 64) .. " residual blocks of 16 x 64 per K tile; a sparse kernel takes at most 32")
   end
   local rbn, rbk = f.rblock:match("^(%d+)x(%d+)$")
-  p.sparse, p.rbn, p.rbk, p.r_bytes = 1, tonumber(rbn), tonumber(rbk), bn * bk // 2
-  p.rho = f.sparsity
-  -- Split-K slices by work (dense blocks plus residual blocks), from a
-  -- table the layer builds per bucket (runtime/residual.h, kslice): an
-  -- even split would make the slices that hold the residual's k-blocks the
-  -- grid's tail.
-  p.kslice = tonumber(f.split) > 1 and 1 or 0
-  return p.r_bytes + 16
+  return {
+    sparse = 1, rbn = tonumber(rbn), rbk = tonumber(rbk), r_bytes = bn * bk // 2, rho = f.sparsity,
+    -- Split-K slices by work (dense blocks plus residual blocks), from a
+    -- table the layer builds per bucket (runtime/residual.h, kslice): an
+    -- even split would make the slices that hold the residual's k-blocks
+    -- the grid's tail.
+    kslice = tonumber(f.split) > 1 and 1 or 0,
+  }, bn * bk // 2 + 16
 end
 
 -- Quantizer CTAs of a fused GEMM at most (flags in the workspace).

@@ -85,8 +85,8 @@ function P.check(f, arch)
   -- 1024-byte boundary), then packed weights, then group parameters.
   local x_bytes, w_bytes, gp_bytes = bm * bk, bn * bk * L.bits // 8, (bn // 16) * ng * 32
   -- A sparse kernel's stage adds the tile's residual blocks and their presence word.
-  local sp = {}
-  local stage_bytes = (x_bytes + w_bytes + gp_bytes + G.sparse(sp, f, L, bn, bk) + 1023) // 1024 * 1024
+  local sp, r_stage = G.sparse(f, L, bn, bk)
+  local stage_bytes = (x_bytes + w_bytes + gp_bytes + r_stage + 1023) // 1024 * 1024
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
   local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
@@ -108,8 +108,7 @@ function P.check(f, arch)
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
     pdl = 1, tma = (pipe == "tma") and 1 or 0, cluster = cluster, fused = 0,
   }
-  for k, v in pairs(sp) do p[k] = v end
-  G.scheme_facts(p, L, g)
+  G.scheme_facts(p, L, g, sp)
   p.fold2 = fold2 and 1 or 0
   -- Sets taken in turn per group: with one group per K tile the main loop
   -- runs two tiles per iteration, so each tile knows its set.
