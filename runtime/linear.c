@@ -309,7 +309,7 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
     for (int i = 0; i < p->nsections; i++)
         if (p->sections[i].derived) {
             offset[i] = at;
-            at = (at + (size_t)p->sections[i].bytes + 255) & ~(size_t)255;
+            at = align256(at + (size_t)p->sections[i].bytes);
             mask = i;     /* rmask, the one derived section (check_sections) */
         }
     for (int b = 0; b < p->nbuckets; b++) {
@@ -320,7 +320,7 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
             return qjit__error(ctx, QJIT_TEMPLATE, "bucket %d asks for split-K slices by work of %d x %d tiles, "
                                "which this layer cannot build", b, bp->kslice_tile_n, bp->kslice_tile_k);
         kslice_at[b] = at;
-        at = (at + 4 * qjit__residual_slices_count(v, bp->kslice_tile_n, bp->kslice_split) + 255) & ~(size_t)255;
+        at = align256(at + 4 * qjit__residual_slices_count(v, bp->kslice_tile_n, bp->kslice_split));
     }
     *out = NULL;
     *bytes = at;
@@ -332,8 +332,8 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
         qjit__free(ctx, prefix, prefix_bytes);
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory building the residual's index (%zu bytes)", at);
     }
-    const uint32_t *m = (const uint32_t *)(void *)(*out + offset[mask]);
-    qjit__residual_mask(&v->residual, (uint32_t *)(void *)(*out + offset[mask]));
+    uint32_t *m = (uint32_t *)(void *)(*out + offset[mask]);
+    qjit__residual_mask(&v->residual, m);
     for (int b = 0; b < p->nbuckets; b++) {
         const qjit__bucket_plan *bp = &p->buckets[b];
         if (bp->kslice_split)
@@ -397,7 +397,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
         st = make_plan(lin, &v, opts.variant);
     /* The payload as stored, then the sections the layer derives from it. */
     size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, kslice_at[QJIT__PLAN_BUCKETS] = {0}, derived_size = 0;
-    size_t payload_span = (v.payload_bytes + 255) & ~(size_t)255;
+    size_t payload_span = align256(v.payload_bytes);
     uint8_t *derived = NULL;
     if (st == QJIT_OK)
         st = build_derived(ctx, &lin->plan, &v, derived_at, kslice_at, &derived, &derived_size);
