@@ -46,6 +46,27 @@ static __device__ __forceinline__ u32 ldg_act(const signed char *p)
     return v;
 }
 
+//% if p.sparse == 1 then
+/* Step k64's residual blocks of the CTA's row blocks nb0 .. nb0 + R - 1:
+ * a lane's 16 bytes of each into rq; bit r of the result says row block r
+ * has one (lib/residual.cu). */
+static __device__ __forceinline__ u32 residual_fetch(residual_cursor (&rcur)[R], const uint2 *__restrict__ rmask,
+                                                     const uint4 *__restrict__ rweight, int nb0, int k64, int N,
+                                                     int kwords, int lane, uint4 (&rq)[R])
+{
+    u32 bits = 0u;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const uint4 *src = residual_lookup(rcur[r], rmask, rweight, nb0 + r, k64, N, kwords);
+        if (src) {
+            rq[r] = ldg_stream(src + lane);
+            bits |= 1u << r;
+        }
+    }
+    return bits;
+}
+//% end
+
 extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
@@ -109,18 +130,8 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
             }
 //% if p.sparse == 1 then
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-        rp[u] = 0u;
-        if (u < steps)
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const uint4 *src = residual_lookup(rcur[r], rmask, rweight, nb0 + r, kb0 + u, N, kwords);
-                if (src) {
-                    rq[u][r] = ldg_stream(src + lane);
-                    rp[u] |= 1u << r;
-                }
-            }
-    }
+    for (int u = 0; u < U; ++u)
+        rp[u] = u < steps ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + u, N, kwords, lane, rq[u]) : 0u;
 //% end
 
     for (int i = tid; i < BM * BN; i += THREADS)
@@ -217,16 +228,8 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 //% end
                     }
 //% if p.sparse == 1 then
-                rp[u] = 0u;
-                if (s + U < steps)
-#pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        const uint4 *src = residual_lookup(rcur[r], rmask, rweight, nb0 + r, kb0 + s + U, N, kwords);
-                        if (src) {
-                            rq[u][r] = ldg_stream(src + lane);
-                            rp[u] |= 1u << r;
-                        }
-                    }
+                rp[u] = s + U < steps ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + s + U, N, kwords, lane, rq[u])
+                                      : 0u;
 //% end
 #pragma unroll
                 for (int kk = 0; kk < 2; ++kk)

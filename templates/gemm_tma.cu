@@ -51,20 +51,34 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
                  :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
-/* Warp 0: the residual of K tile kt -- lane l looks up 16 x 64 block l
- * (16-row block l / (BK / 64), 64-k step l % (BK / 64)) and returns its
- * source (NULL if absent); `present` gets every lane's answer as bits. */
-static __device__ __forceinline__ const uint4 *residual_find(int kt, int lane, residual_cursor &rcur,
-                                                             const uint2 *__restrict__ rmask,
-                                                             const uint4 *__restrict__ rweight, int n_cta, int N,
-                                                             int K, u32 &present)
+/* Warp 0: K tile kt into a slot with its residual. Lane l looks up 16 x 64
+ * block l (16-row block l / (BK / 64), 64-k step l % (BK / 64)); lane 0,
+ * once the slot is free (WAIT: its `empty` phase of this parity), writes
+ * the stage's presence word, announces the slot's bytes (the tile's and
+ * 512 per residual block) and issues the tensor copies (TOKENS: the tokens
+ * too); then each present block comes in one bulk copy. */
+template <bool WAIT, bool TOKENS>
+static __device__ __forceinline__ void residual_fill(u32 stage, u32 full, u32 empty, u32 parity, int kt, int lane,
+                                                     residual_cursor &rcur, const uint2 *__restrict__ rmask,
+                                                     const uint4 *__restrict__ rweight, const qjit_tmap &xmap,
+                                                     const qjit_tmap &wmap, {{ gmap and "const qjit_tmap &gmap, " or "" }}int n_cta, int m_cta,
+                                                     int N, int K)
 {
     const uint4 *src = nullptr;
     if (lane < (BN / 16) * (BK / 64))
         src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
                               residual_kwords(K));
-    present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
-    return src;
+    const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
+    if (lane == 0) {
+        if (WAIT)
+            mbar_wait(empty, parity);
+        sts32(stage + RB_OFF, present);
+        mbar_expect_tx(full, TX_BYTES + __popc(present) * 512);
+        tma_stage<true, TOKENS>(stage, full, kt, xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+    }
+    __syncwarp();
+    if (src)
+        bulk_load(stage + R_OFF + lane * 512, src, 512, full);
 }
 //% end
 
@@ -91,19 +105,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
      * per block present, counted into the slot's bytes, and the stage's
      * presence word (published by the slot's arrival). */
     if (warp == 0)
-        for (int s = 0; s < STAGES && s < ktiles; ++s) {
-            u32 present;
-            const uint4 *rsrc = residual_find(kt_begin + s, lane, rcur, rmask, rweight, n_cta, N, K, present);
-            if (lane == 0) {
-                sts32(smem_base + s * STAGE_BYTES + RB_OFF, present);
-                mbar_expect_tx(full0 + s * 8, TX_BYTES + __popc(present) * 512);
-                tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
-                                       n_cta, m_cta);
-            }
-            __syncwarp();
-            if (rsrc)
-                bulk_load(smem_base + s * STAGE_BYTES + R_OFF + lane * 512, rsrc, 512, full0 + s * 8);
-        }
+        for (int s = 0; s < STAGES && s < ktiles; ++s)
+            residual_fill<false, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, 0u, 0u, kt_begin + s, lane, rcur, rmask,
+                                        rweight, xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta, N, K);
 //% else
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s) {

@@ -12,19 +12,9 @@
          * written once the slot is free. */
         if (warp == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
             const int slot = (kt - 1) % STAGES;
-            u32 present;
-            const uint4 *rsrc = residual_find(kt_begin + kt - 1 + STAGES, lane, rcur, rmask, rweight, n_cta, N, K,
-                                              present);
-            if (lane == 0) {
-                mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);
-                sts32(smem_base + slot * STAGE_BYTES + RB_OFF, present);
-                mbar_expect_tx(full0 + slot * 8, TX_BYTES + __popc(present) * 512);
-                tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt - 1 + STAGES,
-                                      xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
-            }
-            __syncwarp();
-            if (rsrc)
-                bulk_load(smem_base + slot * STAGE_BYTES + R_OFF + lane * 512, rsrc, 512, full0 + slot * 8);
+            residual_fill<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, empty0 + slot * 8,
+                                      ((kt - 1) / STAGES) & 1, kt_begin + kt - 1 + STAGES, lane, rcur, rmask, rweight,
+                                      xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta, N, K);
         }
 //% else
         if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
