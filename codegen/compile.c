@@ -71,8 +71,12 @@ size_t qjit__nvrtc_advisories(qjit_context *ctx, const char *log, const char *va
     for (const char *line = log; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
-        static const char mark[] = "Potential Performance Loss";
+        /* Also ptxas's warpgroup arrives injected around a wgmma (C7519):
+         * waits the kernel did not ask for. */
+        static const char mark[] = "Potential Performance Loss", arrive[] = "warpgroup.arrive is injected";
         const char *hit = memmem(line, len, mark, sizeof mark - 1);
+        if (!hit)
+            hit = memmem(line, len, arrive, sizeof arrive - 1);
         if (hit && memmem(line, (size_t)(hit - line), "ptxas", 5)) {
             /* "ptxas info    : (C7520) Potential ...": from the code on. */
             const char *text = memmem(line, (size_t)(hit - line), ": ", 2);

@@ -19,7 +19,8 @@ size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8],
 qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const char *name, const char *arch,
                                 int line_info, const char *variant, void **cubin, size_t *bytes);
 /* The lines of an NVRTC log in which ptxas says it made the code slower
- * ("Potential Performance Loss": e.g. every wgmma of a kernel serialized),
+ * ("Potential Performance Loss": e.g. every wgmma of a kernel serialized;
+ * "warpgroup.arrive is injected": waits added around a wgmma),
  * each logged as "ptxas advisory for VARIANT: LINE"; returns their count. */
 size_t qjit__nvrtc_advisories(qjit_context *ctx, const char *log, const char *variant);
 

@@ -216,16 +216,20 @@ D.SM_SMEM, D.CTA_RESERVED = 233472, 1024
 -- A sparse kernel's stages also hold the tile's residual blocks (up to
 -- half the size of its 4-bit weights again): where the dense choice runs
 -- per_sm CTAs per SM, take stages away (down to 3) until that many fit
--- again, so the residual costs ring depth, not occupancy.
+-- again, so the residual costs ring depth, not occupancy. A plan that
+-- refuses the residual at this depth (the decode pipe's registers) gets
+-- stages taken away until it takes it.
 local function sparse_stages(key, per_sm, stages, arch)
-  if not per_sm or per_sm < 2 then return stages end
-  while stages > 3 do
-    local f = select(2, V.parse(key:gsub("stages=%d+", "stages=" .. stages), arch))
-    local _, p = V.plan(f)
-    if per_sm * (p.smem + 128 + D.CTA_RESERVED) <= D.SM_SMEM then break end
-    stages = stages - 1
+  local function plan(n)
+    return pcall(function() return select(2, V.plan(select(2, V.parse(key:gsub("stages=%d+", "stages=" .. n), arch)))) end)
   end
-  return stages
+  for n = stages, 2, -1 do
+    local ok, p = plan(n)
+    if ok and (not per_sm or per_sm < 2 or n <= 3 or per_sm * (p.smem + 128 + D.CTA_RESERVED) <= D.SM_SMEM) then
+      return n
+    end
+  end
+  return stages   -- no depth takes it: the key's own error tells why
 end
 
 -- The bucket's variant for this layer and target: its first alternative
@@ -316,7 +320,8 @@ end
 
 -- The budgets a sparse layer's kernels are made for: the weights' share of
 -- kept blocks rounded up to one of these, so layers of one budget share
--- their kernels.
+-- their kernels. A budget b keeps ceil(b x blocks) blocks, a hair over b:
+-- that count is still b's.
 D.BUDGETS = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1 }
 
 -- The residual of weights with `blocks` kept blocks of rbn x rbk (nil for
@@ -330,9 +335,9 @@ local function residual_of(N, K, rbn, rbk, blocks)
     fail("INVALID_ARGUMENT", "plan: residual of " .. tostring(blocks) .. " blocks of " .. tostring(rbn) .. "x"
          .. tostring(rbk) .. " does not fit N=" .. N .. " K=" .. K)
   end
-  local density, budget = blocks / ((N // rbn) * (K // rbk)), D.BUDGETS[#D.BUDGETS]
+  local total, budget = (N // rbn) * (K // rbk), D.BUDGETS[#D.BUDGETS]
   for _, b in ipairs(D.BUDGETS) do
-    if density <= b + 1e-9 then budget = b; break end
+    if blocks <= math.ceil(b * total - 1e-9) then budget = b; break end
   end
   budget = V.norm_budget(string.format("%.6f", budget))
   return {

@@ -21,6 +21,9 @@
 #define WARPS {{ p.warps }}
 #define THREADS {{ p.threads }}
 #define U {{ p.stages }}             /* K steps in flight per warp */
+//% if p.sparse == 1 then
+#define RU {{ p.r_steps }}            /* ... of the residual */
+//% end
 #define GROUP {{ p.group }}          /* 0: one group per row (per channel) */
 
 /* Weights are read once: keep them out of L1, where the activations live. */
@@ -101,14 +104,15 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 //% if p.sparse == 1 then
     /* The residual (lib/residual.cu): per row block its rmask entry (a
      * cursor, the same in every lane), U steps of its 16 x 64 blocks in
-     * flight beside the weights, rp[u] bit r where step u's block r has one. */
+     * flight beside the weights (RU steps ahead; RU divides U), rp[u] bit r
+     * where step u's block r has one. */
     const int kwords = residual_kwords(K);
     residual_cursor rcur[R];
-    uint4 rq[U][R];
-    u32 rp[U];
+    uint4 rq[RU][R];
+    u32 rp[RU];
 #pragma unroll
     for (int r = 0; r < R; ++r)
-        rcur[r] = { make_uint2(0u, 0u), -1 };
+        rcur[r] = residual_start(rmask, nb0 + r, kb0, N, K);
 //% end
     /* The first U steps of weights: they do not depend on the activation
      * kernel, which may still be running (programmatic dependent launch). */
@@ -130,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
             }
 //% if p.sparse == 1 then
 #pragma unroll
-    for (int u = 0; u < U; ++u)
+    for (int u = 0; u < RU; ++u)
         rp[u] = u < steps ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + u, N, kwords, lane, rq[u]) : 0u;
 //% end
 
@@ -208,13 +212,12 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 //% end
                 }
 //% if p.sparse == 1 then
-                /* This step's residual blocks, before their slot is refilled. */
-                u32 ar[R][2][4];
-                const u32 rnow = rp[u];
+                /* This step's residual blocks, added to the weights before
+                 * their slot is refilled (lib/residual.cu). */
 #pragma unroll
                 for (int r = 0; r < R; ++r)
-                    if (rnow >> r & 1u)
-                        residual_dequant(rq[u][r], ar[r]);
+                    if (rp[u % RU] >> r & 1u)
+                        residual_fold(rq[u % RU][r], a[r]);
 //% end
                 /* Refill this slot with the step U ahead. */
                 if (s + U < steps)
@@ -228,8 +231,8 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 //% end
                     }
 //% if p.sparse == 1 then
-                rp[u] = s + U < steps ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + s + U, N, kwords, lane, rq[u])
-                                      : 0u;
+                rp[u % RU] = s + RU < steps
+                    ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + s + RU, N, kwords, lane, rq[u % RU]) : 0u;
 //% end
 #pragma unroll
                 for (int kk = 0; kk < 2; ++kk)
@@ -238,16 +241,6 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 #pragma unroll
                         for (int j = 0; j < NT; ++j)
                             mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
-//% if p.sparse == 1 then
-#pragma unroll
-                for (int r = 0; r < R; ++r)
-                    if (rnow >> r & 1u)
-#pragma unroll
-                        for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                            for (int j = 0; j < NT; ++j)
-                                mma_s8_16832(acc[r][j], ar[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
-//% end
 //% if p.fold == 1 then
                 /* A group ends here, or the warp's slice does: acc += part * S. */
                 if ((kb0 + s + 1) * 64 % GROUP == 0 || s == steps - 1) {

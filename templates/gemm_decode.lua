@@ -33,11 +33,29 @@ function P.check(f, arch)
   -- and its cursors.
   local sp = G.sparse(f, L, bn, 64)
   local sparse = sp.sparse == 1
-  local regs = stages * r * (1 + 4 * L.bits // 4 + (sparse and 4 or 0)) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1)
-               + r * (sparse and 11 or 8)
+  local regs = stages * r * (1 + 4 * L.bits // 4) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1) + r * 8
   if regs > 160 then
     bad(string.format("pipe=decode: tile %s with %d stages needs ~%d registers per thread for its loads and "
                       .. "accumulators (max 160)", f.tile, stages, regs))
+  end
+  -- A sparse kernel keeps r_steps steps of residual words in flight (4 per
+  -- row block; r_steps divides U) and a cursor per row block. ptxas gives
+  -- about 1.55 x `regs` for the dense kernel (8x16x64 x 4 stages: 58,
+  -- 16x32x64: 124) and 5 more per row block and residual step plus the
+  -- cursors (16x32x64 on 16 warps, 4 stages, 1 residual step: 104 bytes
+  -- spilled at the 128 registers 512 threads allow; 3 stages: 128, none
+  -- spilled): the deepest residual ring under the cap, else refused (the
+  -- dispatcher then takes a stage away).
+  local r_steps = 0
+  if sparse then
+    local cap = math.min(255, 65536 // (32 * wn))
+    for d = stages, 1, -1 do
+      if stages % d == 0 and regs * 1.55 + 5 * r * d + 8 <= cap then r_steps = d; break end
+    end
+    if r_steps == 0 then
+      bad(string.format("pipe=decode: tile %s with %d stages and a residual needs ~%d registers per thread "
+                        .. "(%d warps allow %d)", f.tile, stages, math.ceil(regs * 1.55 + 5 * r + 8), wn, cap))
+    end
   end
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ctas_at_128 = 65536 // (32 * wn * 128)   -- CTAs per SM at 128 registers per thread
@@ -61,6 +79,7 @@ function P.check(f, arch)
     -- 26.9 us). Not for 512 threads, where one CTA is all there is and the
     -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
     min_blocks = (L.fold and ctas_at_128 >= 2) and ctas_at_128 or 0,
+    r_steps = r_steps,
   }
   return G.scheme_facts(p, L, g, sp), L
 end

@@ -87,7 +87,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
         for (int j = 0; j < NJ; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
 //% if p.sparse == 1 then
-    residual_cursor rcur = { make_uint2(0u, 0u), -1 };
+    /* Warp 0's lanes look up the tile's residual (lib/stage_load.cu). */
+    residual_cursor rcur = residual_tile_start(rmask, tid, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
 //% end
 //% if p.fold == 1 then
     /* The current group's sums, added to acc times the group's integer
@@ -173,6 +174,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 prs[i] = pr;
 //% end
             }
+//% if p.sparse == 1 then
+            /* This step's residual blocks, added to the weights (lib/residual.cu). */
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const int nbl = warp_n * MI + i;
+                if (rbits >> (nbl * (BK / 64) + kb) & 1u)
+                    residual_fold(lds128(stage + R_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16), a[i]);
+            }
+//% end
             /* B: one ldmatrix.x4 per 8 tokens covers 64 k (two MMAs). */
             u32 b[NJ][4];
 #pragma unroll
@@ -189,22 +199,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
                     for (int j = 0; j < NJ; ++j)
                         mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
-//% if p.sparse == 1 then
-            /* This step's residual blocks, into the same sums. */
-#pragma unroll
-            for (int i = 0; i < MI; ++i) {
-                const int nbl = warp_n * MI + i;
-                if (rbits >> (nbl * (BK / 64) + kb) & 1u) {
-                    u32 ar[2][4];
-                    residual_dequant(lds128(stage + R_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16), ar);
-#pragma unroll
-                    for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                        for (int j = 0; j < NJ; ++j)
-                            mma_s8_16832(acc[i][j], ar[kk], b[j][2 * kk], b[j][2 * kk + 1]);
-                }
-            }
-//% end
 //% if p.fold == 1 then
             /* A group ends here, or the slice does: acc += part * S. */
             if (((kt_begin + kt) * BK + (kb + 1) * 64) % GROUP == 0 || (kt == ktiles - 1 && kb == BK / 64 - 1)) {

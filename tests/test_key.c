@@ -569,7 +569,7 @@ START_TEST(sparse_keys)
             char key[256];
             snprintf(key, sizeof key, "scheme=%s;g=64;%s;sparsity=0.05;rblock=32x128", q ? "qoq" : "lqq", pipes[i]);
             char *src = source_with(ctx, key, (const char *const[]){"#define RBN 32", "#define RBK 128",
-                                                                    "residual_dequant(", "rweight", NULL}, NULL);
+                                                                    "residual_fold(", "rweight", NULL}, NULL);
             qjit_free(ctx, src);
             /* Split-K slices come from the layer's table. */
             snprintf(key, sizeof key, "scheme=%s;g=64;%s;sparsity=0.05;split=3", q ? "qoq" : "lqq", pipes[i]);
@@ -594,19 +594,34 @@ START_TEST(sparse_keys)
     expect_refused(ctx, "scheme=w8a8;sparsity=0.1", "takes no sparse residual");
     expect_refused(ctx, "scheme=qoq;g=0;sparsity=0.1", "per channel takes no sparse residual");
     expect_refused(ctx, "scheme=lqq;tile=32x512x128;warps=1x4;sparsity=0.1", "at most 32");
+    /* The decode pipe's residual ring fits the registers its warps allow:
+     * 16 warps of a 16x32 tile hold 3 steps with a residual, not 4 (the
+     * dense kernel alone needs 124 of 128). */
+    const char *dec = "scheme=lqq;pipe=decode;tile=16x32x64;warps=1x16;sparsity=0.1;stages=";
+    char key[256];
+    snprintf(key, sizeof key, "%s4", dec);
+    expect_refused(ctx, key, "16 warps allow 128");
+    snprintf(key, sizeof key, "%s3", dec);
+    char *src = source_with(ctx, key, (const char *const[]){"#define RU 1", NULL}, NULL);
+    qjit_free(ctx, src);
+    snprintf(key, sizeof key, "scheme=lqq;pipe=decode;tile=8x16x64;warps=1x16;sparsity=0.1;stages=4");
+    src = source_with(ctx, key, (const char *const[]){"#define RU 4", NULL}, NULL);
+    qjit_free(ctx, src);
     qjit_context_destroy(ctx);
 }
 END_TEST
 
 /* A layer whose weights carry a residual: its plan adds the residual's
  * three stored sections and the index the layer derives, every bucket runs
- * the sparse kernel of the weights' budget class, and forced variants must
+ * the sparse kernel of the weights' budget class (a budget b keeps ceil(b x
+ * blocks): 410 of 4096 are 0.1's, 411 0.2's), and forced variants must
  * agree with the weights. */
 START_TEST(sparse_layer_plans)
 {
     qjit_context *ctx = make_ctx();
     static const struct { int64_t blocks; const char *budget; } cases[] = {
-        {1, "sparsity=0.01;"}, {400, "sparsity=0.1;"}, {410, "sparsity=0.2;"}, {4096, "sparsity=1;"},
+        {1, "sparsity=0.01;"}, {400, "sparsity=0.1;"}, {410, "sparsity=0.1;"}, {411, "sparsity=0.2;"},
+        {4096, "sparsity=1;"},
     };
     const int64_t N = 4096, K = 4096;     /* 64 x 64 blocks of 64 x 64 */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -4,8 +4,12 @@
  * the 4-bit layout, nibble R8 + 8), found through rmask, which the runtime
  * builds from the row pointers: per row block r and word w of 32 k-blocks,
  * { presence bits of k-blocks 32w .. 32w + 31, index of the first of them }.
- * A residual MMA adds sum_k Xq R8 into the accumulators the scheme's
- * operand uses, so the epilogue is unchanged. Budget {{ p.rho }}. */
+ * A kernel adds a present block to the A registers the scheme's dequant gave
+ * (Q8' per byte) before the step's MMAs: they then multiply Q8' + R8, which
+ * the spec keeps in INT8 (R8 = clamp(Q8 - Q8', -8, 7) and Q8 is INT8, so the
+ * sum lies between Q8' and Q8), into the same INT32 sums -- the residual's
+ * MMA folded into the dense one, no extra MMA and no extra accumulator. The
+ * epilogue is unchanged. Budget {{ p.rho }}. */
 #define RBN {{ p.rbn }}                 /* residual block: weight rows */
 #define RBK {{ p.rbk }}                 /* ... and k */
 #define R_BLOCK_VECS (RBN * RBK / 32)   /* 16-byte vectors of one kept block */
@@ -34,10 +38,28 @@ static __device__ __forceinline__ int residual_word(int nb, int k64, int kwords)
 /* k-words per row block of a layer with K columns. */
 static __device__ __forceinline__ int residual_kwords(int K) { return (K / RBK + 31) / 32; }
 
-/* A lane's 16 bytes of a residual block: R8 + 8 in each nibble becomes INT8
- * R8, the A registers of two m16n8k32 MMAs (lib/offset8.cu). */
-{{ render("lib/offset8.cu") }}
-static __device__ __forceinline__ void residual_dequant(const uint4 &w, u32 (&a)[2][4]) { offset8_dequant(w, a); }
+/* Q8' + R8 per byte: q holds four INT8 Q8', n four R8 + 8 (0..15). Biased
+ * by 128 every byte of q + n - 8 lies in 0..255 (the sum is INT8), so one
+ * 32-bit add carries nothing between bytes. */
+static __device__ __forceinline__ u32 residual_add4(u32 q, u32 n)
+{
+    return ((q ^ 0x80808080u) + n - 0x08080808u) ^ 0x80808080u;
+}
+
+/* A lane's 16 bytes of a residual block added to the A registers of its two
+ * m16n8k32 MMAs (a[kk][0..3], the nibbles placed as the 4-bit layout places
+ * the weights'). */
+static __device__ __forceinline__ void residual_fold(const uint4 &w, u32 (&a)[2][4])
+{
+    a[0][0] = residual_add4(a[0][0], w.x & 0x0F0F0F0Fu);
+    a[0][1] = residual_add4(a[0][1], (w.x >> 4) & 0x0F0F0F0Fu);
+    a[0][2] = residual_add4(a[0][2], w.y & 0x0F0F0F0Fu);
+    a[0][3] = residual_add4(a[0][3], (w.y >> 4) & 0x0F0F0F0Fu);
+    a[1][0] = residual_add4(a[1][0], w.z & 0x0F0F0F0Fu);
+    a[1][1] = residual_add4(a[1][1], (w.z >> 4) & 0x0F0F0F0Fu);
+    a[1][2] = residual_add4(a[1][2], w.w & 0x0F0F0F0Fu);
+    a[1][3] = residual_add4(a[1][3], (w.w >> 4) & 0x0F0F0F0Fu);
+}
 
 /* Layer constants: read-only for the whole call. */
 static __device__ __forceinline__ uint2 ldg_rmask(const uint2 *p)
@@ -52,13 +74,50 @@ static __device__ __forceinline__ void sts32(u32 addr, u32 v)
     asm volatile("st.shared.u32 [%0], %1;\n" :: "r"(addr), "r"(v) : "memory");
 }
 
-/* A lane's place in the residual: the rmask entry it read last (word -1:
- * none yet), kept across K tiles -- an entry covers 32 k-blocks. */
-struct residual_cursor { uint2 e; int word; };
+/* A lane's place in the residual: the rmask entry of its current word
+ * (word -1: none yet) and, requested ahead, the entry of the word after it
+ * (a lane's k only grows, so the change of word waits on no load). */
+struct residual_cursor { uint2 e, next; int word; };
+
+/* Requests the word after the cursor's, where its row block has one. */
+static __device__ __forceinline__ void residual_ahead(residual_cursor &c, const uint2 *__restrict__ rmask, int kwords)
+{
+    if ((c.word + 1) % kwords != 0)
+        c.next = ldg_rmask(rmask + c.word + 1);
+}
+
+/* A cursor at 16-row block nb, 64-k block k64 (a lane's first lookup; none
+ * past N or K), its two words requested at once: made at the kernel's start, the loads run
+ * beside the first tiles' copies. */
+static __device__ __forceinline__ residual_cursor residual_start(const uint2 *__restrict__ rmask, int nb, int k64, int N,
+                                                                 int K)
+{
+    residual_cursor c = { make_uint2(0u, 0u), make_uint2(0u, 0u), -1 };
+    const int kwords = residual_kwords(K);
+    if (nb * 16 < N && k64 < K / 64) {
+        c.word = residual_word(nb, k64, kwords);
+        c.e = ldg_rmask(rmask + c.word);
+        residual_ahead(c, rmask, kwords);
+    }
+    return c;
+}
+
+/* The cursor of lane l of a tile's lookup warp, which finds 16 x 64 block l
+ * of each K tile (16-row block l / steps, 64-k step l % steps; steps = BK /
+ * 64, blocks = BN / 16 * steps): started at the slice's first tile. */
+static __device__ __forceinline__ residual_cursor residual_tile_start(const uint2 *__restrict__ rmask, int l, int steps,
+                                                                      int blocks, int n_cta, int kt_begin, int N, int K)
+{
+    if (l >= blocks) {
+        const residual_cursor none = { make_uint2(0u, 0u), make_uint2(0u, 0u), -1 };
+        return none;
+    }
+    return residual_start(rmask, n_cta / 16 + l / steps, kt_begin * steps + l % steps, N, K);
+}
 
 /* The 16 x 64 residual block of 16-row block nb and 64-k block k64 (NULL
- * where the layer keeps none or nb is past N), reading rmask only when the
- * cursor's word changes. */
+ * where the layer keeps none or nb is past N). A change of word takes the
+ * entry requested ahead (or, for a jump, loads it) and requests the next. */
 static __device__ __forceinline__ const uint4 *residual_lookup(residual_cursor &c, const uint2 *__restrict__ rmask,
                                                                const uint4 *__restrict__ rweight, int nb, int k64,
                                                                int N, int kwords)
@@ -67,8 +126,9 @@ static __device__ __forceinline__ const uint4 *residual_lookup(residual_cursor &
         return nullptr;
     const int w = residual_word(nb, k64, kwords);
     if (w != c.word) {
-        c.e = ldg_rmask(rmask + w);
+        c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);
         c.word = w;
+        residual_ahead(c, rmask, kwords);
     }
     return residual_at(c.e, rweight, nb, k64);
 }

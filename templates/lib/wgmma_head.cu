@@ -32,12 +32,13 @@
             acc[i][j] = 0;
 //% if p.sparse == 1 then
     /* Warp 0's lanes look up the residual of each K tile (lib/residual.cu). */
-    residual_cursor rcur = { make_uint2(0u, 0u), -1 };
+    residual_cursor rcur = residual_tile_start(rmask, tid, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
 //% end
 //% -- Pinned where ptxas otherwise serialized every wgmma (C7515: the
-//% -- cp.async pipe without per-tile group parameters); elsewhere the
-//% -- kernels do not serialize and a pin would only move registers.
-//% if p.tma == 0 and p.gparams_tiled == 0 then
+//% -- cp.async pipe without per-tile group parameters, or with a residual);
+//% -- elsewhere the kernels do not serialize and a pin would only move
+//% -- registers.
+//% if p.tma == 0 and (p.gparams_tiled == 0 or p.sparse == 1) then
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll

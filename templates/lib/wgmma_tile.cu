@@ -12,9 +12,7 @@
         const u32 xtile = stage + X_OFF + wg_m * NT * BK;
 //% if p.sparse == 1 then
         /* The tile's residual blocks: bit nbl * (BK / 64) + s per 16-row
-         * block nbl and 64-k step s. A warpgroup's 64-row block takes a
-         * residual MMA at a step where any of its four warps' blocks has one
-         * (the others give zeros). */
+         * block nbl and 64-k step s. */
         const u32 rbits = lds32(stage + RB_OFF);
 //% end
         uint4 w[MI][W_VECS];
@@ -69,26 +67,20 @@
 //% end
             }
 //% if p.sparse == 1 then
-            u32 ar[MI][2][4];
-            bool rany[MI];
+            /* This warp's residual blocks at this step, added to its A
+             * registers (lib/residual.cu) before the fence. The vote tells
+             * ptxas the branch is the warp's as a whole (the bits are the
+             * CTA's). */
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
-                /* Bits of the four 16-row blocks of 64-row block i at this step. */
-                const u32 bits = rbits >> ((nbl0 - wq + i * 4) * (BK / 64) + kb);
-                const u32 four = (BK == 64) ? 0xFu : 0x55u;
-                /* A vote: ptxas then knows the condition is the same in
-                 * every lane (it is, in every warp of the warpgroup). */
-                rany[i] = __any_sync(0xFFFFFFFFu, (bits & four) != 0u);
-                if (rany[i]) {
-                    /* Selected, not branched around per warp (zeros where
-                     * this warp's block has none). */
-                    const u32 own = 0u - (bits >> (wq * (BK / 64)) & 1u);
-                    residual_dequant(lds128(stage + R_OFF + ((nbl0 + i * 4) * (BK / 64) + kb) * 512 + lane * 16),
-                                     ar[i]);
+                const int bit = (nbl0 + i * 4) * (BK / 64) + kb;
+                if (__any_sync(0xFFFFFFFFu, rbits >> bit & 1u))
+                    residual_fold(lds128(stage + R_OFF + bit * 512 + lane * 16), a[i]);
+                /* Pinned: the two paths' common last XOR would otherwise be
+                 * sunk past the fence (C7519, C7520). */
 #pragma unroll
-                    for (int r = 0; r < 8; ++r)
-                        ar[i][r / 4][r % 4] &= own;
-                }
+                for (int r = 0; r < 8; ++r)
+                    reg_pin(a[i][r / 4][r % 4]);
             }
 //% end
             wgmma_fence();
@@ -112,15 +104,6 @@
 #pragma unroll
                 for (int i = 0; i < MI; ++i)
                     wgmma_s8_m64n{{ p.nt }}k32(acc[i], a[i][kk], x_desc(xtile + kb * 64 + kk * 32));
-//% end
-//% if p.sparse == 1 then
-            /* The step's residual, into the same accumulators. */
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-                if (rany[i])
-#pragma unroll
-                    for (int kk = 0; kk < 2; ++kk)
-                        wgmma_s8_m64n{{ p.nt }}k32(acc[i], ar[i][kk], x_desc(xtile + kb * 64 + kk * 32));
 //% end
             wgmma_commit();
 //% if p.a_is_loaded == 1 then
