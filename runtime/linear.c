@@ -380,7 +380,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
                            INT_MAX);
     qjit__weights_view v;
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
-    if (st)
+    if (st || (st = qjit__residual_check_sums(ctx, &v)))   /* the kernels add it in INT8 */
         return st;
     qjit_linear *lin = qjit__calloc(ctx, sizeof *lin);
     if (!lin)

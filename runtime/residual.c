@@ -386,6 +386,44 @@ qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v)
     return QJIT_OK;
 }
 
+qjit_status qjit__residual_check_sums(qjit_context *ctx, const qjit__weights_view *v)
+{
+    const qjit__residual_view *rv = &v->residual;
+    if (!rv->blocks)
+        return QJIT_OK;
+    int64_t K = v->K, bk = rv->block_k;
+    size_t bytes = (size_t)QJIT__PACK_N * (size_t)K;
+    int8_t *wq = qjit__alloc(ctx, bytes), *r8 = qjit__alloc(ctx, bytes);
+    uint8_t *scratch = qjit__alloc(ctx, bytes);
+    qjit_status st = QJIT_OK;
+    if (!wq || !r8 || !scratch)
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory checking the residual (%zu bytes)", 3 * bytes);
+    for (int64_t n = 0; st == QJIT_OK && n < v->N; n += QJIT__PACK_N) {
+        int64_t first, count = qjit__residual_row(v, n, &first);
+        if (!count)
+            continue;
+        v->scheme->operand(v, n, QJIT__PACK_N, wq, scratch);
+        qjit__residual_operand(v, n, QJIT__PACK_N, r8);
+        for (int64_t j = first; j < first + count && st == QJIT_OK; j++) {
+            int64_t k0 = qjit__residual_kblock(v, j) * bk;
+            for (int64_t i = 0; i < QJIT__PACK_N && st == QJIT_OK; i++)
+                for (int64_t k = k0; k < k0 + bk; k++) {
+                    int sum = wq[i * K + k] + r8[i * K + k];
+                    if (sum < -128 || sum > 127) {
+                        st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual at row %lld, k %lld "
+                                         "takes the operand %d to %d, outside INT8 (R8 must restore Q8 = Q8' + R8)",
+                                         (long long)(n + i), (long long)k, wq[i * K + k], sum);
+                        break;
+                    }
+                }
+        }
+    }
+    qjit__free(ctx, wq, bytes);
+    qjit__free(ctx, r8, bytes);
+    qjit__free(ctx, scratch, bytes);
+    return st;
+}
+
 static int64_t mask_words(const qjit__residual_view *rv) { return (rv->k_blocks + 31) / 32; }
 
 size_t qjit__residual_mask_bytes(const qjit__residual_view *rv)

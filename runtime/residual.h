@@ -100,6 +100,14 @@ void qjit__residual_end(qjit_context *ctx, qjit__residual_work *w);
  * in v->residual.sections. @return QJIT_CORRUPT_WEIGHTS with the reason. */
 qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v);
 
+/* The kernels add R8 to the scheme's INT8 operand Q8' before the MMA
+ * (templates/lib/residual.cu), which holds where Q8' + R8 is an INT8 for
+ * every kept weight: the quantizer's R8 = clamp(Q8 - Q8', -8, 7) makes it
+ * so, a buffer from elsewhere may not. Decodes the row blocks that keep
+ * blocks. @return QJIT_CORRUPT_WEIGHTS naming the first weight that breaks
+ * it, or QJIT_OUT_OF_MEMORY. */
+qjit_status qjit__residual_check_sums(qjit_context *ctx, const qjit__weights_view *v);
+
 /* THE KERNELS' INDEX (rmask, built by the layer from rptr and ridx): per
  * row block r and word w of 32 k-blocks, two u32 at (r * words + w) * 8:
  * the presence bits of k-blocks 32 w .. 32 w + 31 (bit kb % 32) and the

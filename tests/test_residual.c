@@ -510,6 +510,59 @@ START_TEST(corrupted_residual_refused)
 }
 END_TEST
 
+/* The kernels add R8 to the operand Q8' in INT8: what the quantizer writes
+ * always fits; a checksum-valid buffer whose residual would take a kept
+ * weight past INT8 (every kept nibble set to R8 = +7 or -8) is refused
+ * exactly where some kept Q8' + R8 leaves [-128, 127] (found here by brute
+ * force from the scheme's operand). */
+START_TEST(residual_sums_stay_int8)
+{
+    const int64_t N = 64, K = 512;
+    const struct { qjit_scheme scheme; int group; } cfg[] = {
+        {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_LQQ, 0}, {QJIT_SCHEME_W4A8_QOQ, 128}};
+    qjit_context *ctx = qt_bare_context();
+    int refused = 0;
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        float *W = weights(N, K, 70 + c);
+        qjit_quantize_options o = sparse_options(1);
+        packed p = quantize(cfg[c].scheme, cfg[c].group, W, N, K, &o);
+        qjit__weights_view v;
+        ck_assert_int_eq(qjit__weights_view_init(ctx, p.b, p.bytes, 1, &v), QJIT_OK);
+        ck_assert_int_eq(qjit__residual_check_sums(ctx, &v), QJIT_OK);
+        /* Every weight is kept (a budget of 1): the operand's extremes. */
+        int8_t *wq = qt_xmalloc((size_t)(N * K));
+        uint8_t *scratch = qt_xmalloc((size_t)(N * K));
+        v.scheme->operand(&v, 0, N, wq, scratch);
+        int lo = 127, hi = -128;
+        for (int64_t i = 0; i < N * K; i++) {
+            lo = wq[i] < lo ? wq[i] : lo;
+            hi = wq[i] > hi ? wq[i] : hi;
+        }
+        size_t len = 0, at = section_at(p.b, "rweight", &len);
+        for (int nib = 0; nib < 16; nib += 15) {
+            uint8_t *b = qt_xmalloc(p.bytes);
+            memcpy(b, p.b, p.bytes);
+            memset(b + at, nib | nib << 4, len);
+            reseal(b, p.bytes);
+            ck_assert_int_eq(qjit__weights_view_init(ctx, b, p.bytes, 1, &v), QJIT_OK);
+            int r8 = nib - 8, want_bad = hi + r8 > 127 || lo + r8 < -128;
+            qjit_status st = qjit__residual_check_sums(ctx, &v);
+            ck_assert_msg((st == QJIT_CORRUPT_WEIGHTS) == want_bad, "config %zu R8 %d (operand %d..%d): status %d",
+                          c, r8, lo, hi, (int)st);
+            if (want_bad)
+                ck_assert_msg(strstr(qjit_last_error(ctx), "outside INT8"), "%s", qjit_last_error(ctx));
+            refused += want_bad;
+            free(b);
+        }
+        free(wq);
+        free(scratch);
+        free(p.b);
+        free(W);
+    }
+    ck_assert_msg(refused > 0, "no crafted residual left INT8: the check was never exercised");
+}
+END_TEST
+
 /* A sparse buffer relabelled as another scheme is never accepted. */
 START_TEST(sparse_buffer_is_no_other_scheme)
 {
@@ -792,6 +845,7 @@ Suite *qjit_test_suite(void)
         {"brute_force_top_k", selection_is_the_brute_force_top_k, 3},
         {"reference", reference_matches_the_definition, 5},
         {"corrupted", corrupted_residual_refused, 1},
+        {"sums_stay_int8", residual_sums_stay_int8, 1},
         {"other_scheme", sparse_buffer_is_no_other_scheme, 1},
         {"kernel_index", kernel_index_matches_the_rows, 5},
         {"slices", split_k_slices_by_work, 4},
