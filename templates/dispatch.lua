@@ -225,6 +225,9 @@ local function sparse_stages(key, per_sm, stages, arch)
   end
   for n = stages, 2, -1 do
     local ok, p = plan(n)
+    -- Only a refused key means "fewer stages"; anything else (out of
+    -- memory) goes on up as it came.
+    if not ok and not (type(p) == "table" and p[1] == "INVALID_KEY") then error(p, 0) end
     if ok and (not per_sm or per_sm < 2 or n <= 3 or per_sm * (p.smem + 128 + D.CTA_RESERVED) <= D.SM_SMEM) then
       return n
     end
