@@ -1,7 +1,8 @@
 /* lib/offset8.cu -- 4-bit values stored offset by 8 (0..15) into INT8, for
- * the schemes that store their weights so and the sparse residual: adding 0x78 to each byte gives v + 128 (no carries: at most
- * 135), and XOR 0x80 turns that into v as INT8; one IADD and one LOP3 per
- * four values. A lane's 16-byte share of a 16 x 64 block gives the A
+ * the schemes that store their weights so (the sparse residual, stored the
+ * same way, is added to the weights instead: lib/residual.cu): adding 0x78
+ * to each byte gives v + 128 (no carries: at most 135), and XOR 0x80 turns
+ * that into v as INT8; one IADD and one LOP3 per four values. A lane's 16-byte share of a 16 x 64 block gives the A
  * registers of two m16n8k32 MMAs (a[kk][0..3]), as layout.h places them.
  * Rendered once per kernel whoever asks first. */
 #ifndef QJIT_OFFSET8

@@ -108,11 +108,8 @@ static __device__ __forceinline__ residual_cursor residual_start(const uint2 *__
 static __device__ __forceinline__ residual_cursor residual_tile_start(const uint2 *__restrict__ rmask, int l, int steps,
                                                                       int blocks, int n_cta, int kt_begin, int N, int K)
 {
-    if (l >= blocks) {
-        const residual_cursor none = { make_uint2(0u, 0u), make_uint2(0u, 0u), -1 };
-        return none;
-    }
-    return residual_start(rmask, n_cta / 16 + l / steps, kt_begin * steps + l % steps, N, K);
+    /* Lanes past the tile's blocks start at row N: no cursor. */
+    return residual_start(rmask, l < blocks ? n_cta / 16 + l / steps : N / 16, kt_begin * steps + l % steps, N, K);
 }
 
 /* The 16 x 64 residual block of 16-row block nb and 64-k block k64 (NULL
