@@ -60,7 +60,7 @@ function P.check(f, arch)
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ctas_at_128 = 65536 // (32 * wn * 128)   -- CTAs per SM at 128 registers per thread
   local p = {
-    name = "qjit_gemm_decode_" .. f.scheme:gsub("-", "_"),
+    name = G.kernel_name("decode", f),
     threads = 32 * wn, smem = 0, red_words = bm * bn,
     tile_m = bm, tile_n = bn, tile_k = 64, warps = wn, stages = stages, r = r, nt = nt,
     group = g, k_step = 64, n_unit = 16, split = 1, out_bytes = out_bytes, epi = f.epi,

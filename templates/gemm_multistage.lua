@@ -42,7 +42,7 @@ function P.check(f, arch)
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
   end
   local p = {
-    name = "qjit_gemm_" .. f.scheme:gsub("-", "_"),
+    name = G.kernel_name(nil, f),
     threads = 32 * warps, smem = smem,
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, warps_n = wn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng, split = split,

@@ -51,34 +51,44 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
                  :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
-/* Warp 0: K tile kt into a slot with its residual. Lane l looks up 16 x 64
- * block l (16-row block l / (BK / 64), 64-k step l % (BK / 64)); lane 0,
- * once the slot is free (WAIT: its `empty` phase of this parity), writes
- * the stage's presence word, announces the slot's bytes (the tile's and
- * 512 per residual block) and issues the tensor copies (TOKENS: the tokens
- * too); then each present block comes in one bulk copy. */
+/* Warp 0 fills a slot with K tile kt and its residual in two parts. First
+ * lane 0, once the slot is free (WAIT: its `empty` phase of this parity),
+ * announces the tile's bytes without arriving and issues its tensor copies
+ * (TOKENS: the tokens too), so no residual lookup ever delays them. */
 template <bool WAIT, bool TOKENS>
-static __device__ __forceinline__ void residual_fill(u32 stage, u32 full, u32 empty, u32 parity, int kt, int lane,
-                                                     residual_cursor &rcur, const uint2 *__restrict__ rmask,
-                                                     const uint4 *__restrict__ rweight, const qjit_tmap &xmap,
-                                                     const qjit_tmap &wmap, {{ gmap and "const qjit_tmap &gmap, " or "" }}int n_cta, int m_cta,
-                                                     int N, int K)
+static __device__ __forceinline__ void slot_copies(u32 stage, u32 full, u32 empty, u32 parity, int kt, int lane,
+                                                   const qjit_tmap &xmap, const qjit_tmap &wmap, {{ gmap and "const qjit_tmap &gmap, " or "" }}int n_cta,
+                                                   int m_cta)
+{
+    if (lane == 0) {
+        if (WAIT)
+            mbar_wait(empty, parity);
+        mbar_add_tx(full, TX_BYTES);
+        tma_stage<true, TOKENS>(stage, full, kt, xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+    }
+    __syncwarp();   /* lane 0's wait for the slot orders the residual's copies */
+}
+
+/* Then the residual: lane l looks up 16 x 64 block l (16-row block
+ * l / (BK / 64), 64-k step l % (BK / 64)), each present block comes in one
+ * bulk copy of 512 bytes, and lane 0 writes the stage's presence word and
+ * arrives with the residual's bytes: the phase completes only after this
+ * arrival, whatever lands first. */
+static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
+                                                     const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
+                                                     int n_cta, int N, int K)
 {
     const uint4 *src = nullptr;
     if (lane < (BN / 16) * (BK / 64))
         src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
                               residual_kwords(K));
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
-    if (lane == 0) {
-        if (WAIT)
-            mbar_wait(empty, parity);
-        sts32(stage + RB_OFF, present);
-        mbar_expect_tx(full, TX_BYTES + __popc(present) * 512);
-        tma_stage<true, TOKENS>(stage, full, kt, xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
-    }
-    __syncwarp();
     if (src)
         bulk_load(stage + R_OFF + lane * 512, src, 512, full);
+    if (lane == 0) {
+        sts32(stage + RB_OFF, present);
+        mbar_expect_tx(full, __popc(present) * 512);
+    }
 }
 //% end
 
@@ -101,13 +111,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     /* Fill the ring: weights first -- they do not depend on the activation
      * kernel that may still be running (programmatic dependent launch). */
 //% if p.sparse == 1 then
-    /* With each tile's weights its residual blocks: one copy of 512 bytes
-     * per block present, counted into the slot's bytes, and the stage's
-     * presence word (published by the slot's arrival). */
-    if (warp == 0)
+    /* Every slot's tensor copies first, then each tile's residual blocks:
+     * one copy of 512 bytes per block present, counted into the slot's
+     * bytes, and the stage's presence word (published by the slot's
+     * arrival). */
+    if (warp == 0) {
         for (int s = 0; s < STAGES && s < ktiles; ++s)
-            residual_fill<false, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, 0u, 0u, kt_begin + s, lane, rcur, rmask,
-                                        rweight, xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta, N, K);
+            slot_copies<false, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, 0u, 0u, kt_begin + s, lane, xmap, wmap,
+                                      {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+        for (int s = 0; s < STAGES && s < ktiles; ++s)
+            slot_residual(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, lane, rcur, rmask, rweight, n_cta, N,
+                          K);
+    }
 //% else
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s) {

@@ -8,13 +8,14 @@
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
          * once every warp has released it. */
 //% if p.sparse == 1 then
-        /* Warp 0 looks up the tile's residual first; its presence word is
-         * written once the slot is free. */
+        /* Warp 0: the tile's copies once the slot is free, then its
+         * residual (gemm_tma.cu). */
         if (warp == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
             const int slot = (kt - 1) % STAGES;
-            residual_fill<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, empty0 + slot * 8,
-                                      ((kt - 1) / STAGES) & 1, kt_begin + kt - 1 + STAGES, lane, rcur, rmask, rweight,
-                                      xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta, N, K);
+            const u32 st = smem_base + slot * STAGE_BYTES, full = full0 + slot * 8;
+            slot_copies<true, true>(st, full, empty0 + slot * 8, ((kt - 1) / STAGES) & 1, kt_begin + kt - 1 + STAGES, lane,
+                                    xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+            slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, rmask, rweight, n_cta, N, K);
         }
 //% else
         if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {

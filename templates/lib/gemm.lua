@@ -36,6 +36,12 @@ function G.scheme_facts(p, L, g, sp)
   return p
 end
 
+-- A kernel's symbol: qjit_gemm_[<pipe>_]<scheme>[_sparse], so a profiler's
+-- list tells the pipelines and the sparse kernels apart.
+function G.kernel_name(pipe, f)
+  return "qjit_gemm_" .. (pipe and pipe .. "_" or "") .. f.scheme:gsub("-", "_") .. (f.sparsity and "_sparse" or "")
+end
+
 -- The sparse residual of a key with a budget (sparsity > 0), after the
 -- pipe's tile checks: the facts it adds (G.scheme_facts puts them on p) --
 -- sparse, the residual block rbn x rbk, r_bytes (every 16 x 64 residual

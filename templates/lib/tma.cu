@@ -22,6 +22,12 @@ static __device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
 }
+/* Announces `bytes` more to come on this phase, without arriving: the
+ * phase cannot complete before the arrival that follows. */
+static __device__ __forceinline__ void mbar_add_tx(u32 bar, u32 bytes)
+{
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
 /* Waits until the phase of the given parity has completed. */
 static __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity)
 {

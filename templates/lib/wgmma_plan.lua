@@ -100,7 +100,7 @@ function P.check(f, arch)
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
   end
   local p = {
-    name = "qjit_gemm_" .. pipe .. "_" .. f.scheme:gsub("-", "_"),
+    name = G.kernel_name(pipe, f),
     threads = threads, smem = smem,
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
