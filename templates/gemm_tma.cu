@@ -69,6 +69,83 @@ static __device__ __forceinline__ void slot_copies(u32 stage, u32 full, u32 empt
     __syncwarp();   /* lane 0's wait for the slot orders the residual's copies */
 }
 
+//% if p.rslots > 0 then
+/* The residual's ring (RSLOTS slots, lib/wgmma_defs.cu) as warp 0 keeps it,
+ * in slice-relative K tiles: how many tiles carrying a residual it has
+ * looked up with their tile (`announced`) and issued the residual of
+ * (`issued`, in order: the n-th goes to slot n % RSLOTS), and the next tile
+ * to look at for the next one to issue (`scan`). */
+struct residual_ring { int announced, issued, scan; };
+
+/* Then the tile's residual words: lane l looks up 16 x 64 block l (16-row
+ * block l / (BK / 64), 64-k step l % (BK / 64)) and notes where a present
+ * one starts in rweight; lane 0 writes the presence word and the tile's
+ * ordinal among the tiles that carry a residual, and arrives on the slot
+ * (which publishes the words). The blocks themselves come later, into the
+ * residual's ring (residual_issue). */
+static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
+                                                     residual_ring &ring, const uint2 *__restrict__ rmask,
+                                                     const uint4 *__restrict__ rweight, int n_cta, int N, int K)
+{
+    const uint4 *src = nullptr;
+    if (lane < (BN / 16) * (BK / 64))
+        src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
+                              residual_kwords(K));
+    const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
+    if (src)
+        sts32(stage + RB_OFF + 8 + lane * 4, (u32)(src - rweight));
+    if (lane == 0) {
+        sts32(stage + RB_OFF, present);
+        sts32(stage + RB_OFF + 4, (u32)ring.announced);
+    }
+    __syncwarp();
+    if (lane == 0)
+        mbar_arrive(full);
+    ring.announced += present != 0u;
+}
+
+/* Issues, in order, the residual of every announced tile it can: the n-th
+ * into slot n % RSLOTS once every warp has folded the (n - RSLOTS)-th (the
+ * slot's `rempty` phase), one bulk copy per present block completing on the
+ * slot's `rfull`. Tiles before kt_now are consumed, so the scan starts there
+ * at the earliest; every tile from there to the last looked up is still in
+ * the ring, its words in its stage. `need`: the tile whose residual must be
+ * in flight on return (for it the slot is waited for: the tile that used it
+ * is an earlier one, which warp 0 has folded and the other warps reach
+ * without it); -1: issue only what needs no wait. */
+static __device__ __forceinline__ void residual_issue(residual_ring &ring, u32 smem_base, u32 rfull0, u32 rempty0,
+                                                      int kt_now, int need, int lane, const uint4 *__restrict__ rweight)
+{
+    if (ring.scan < kt_now)
+        ring.scan = kt_now;
+    while (ring.issued < ring.announced) {
+        const u32 word = smem_base + (ring.scan % STAGES) * STAGE_BYTES + RB_OFF;
+        const u32 present = lds32(word);
+        if (present == 0u) {
+            ++ring.scan;
+            continue;
+        }
+        const int slot = ring.issued % RSLOTS;
+        if (ring.issued >= RSLOTS) {
+            const u32 parity = (u32)(ring.issued / RSLOTS - 1) & 1u;
+            if (ring.scan > need) {
+                /* Every lane tests (and so acquires) for itself; all agree or none issues. */
+                if (!__all_sync(0xFFFFFFFFu, mbar_test(rempty0 + slot * 8, parity)))
+                    break;
+            } else {
+                mbar_wait(rempty0 + slot * 8, parity);
+            }
+        }
+        if (lane == 0)
+            mbar_expect_tx(rfull0 + slot * 8, __popc(present) * 512);
+        if (lane < (BN / 16) * (BK / 64) && (present >> lane & 1u))
+            bulk_load(smem_base + R_RING_OFF + slot * R_SLOT_BYTES + lane * 512, rweight + lds32(word + 8 + lane * 4), 512,
+                      rfull0 + slot * 8);
+        ++ring.issued;
+        ++ring.scan;
+    }
+}
+//% else
 /* Then the residual: lane l looks up 16 x 64 block l (16-row block
  * l / (BK / 64), 64-k step l % (BK / 64)), each present block comes in one
  * bulk copy of 512 bytes, and lane 0 writes the stage's presence word and
@@ -91,6 +168,7 @@ static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt
     }
 }
 //% end
+//% end
 
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
@@ -98,30 +176,51 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 {{ render("lib/wgmma_head.cu", { p = p }) }}
     /* full[s]: one arrival (with the stage's byte count) plus the TMA bytes;
      * empty[s]: one arrival per warp once it has read the slot. */
+//% local ring = p.sparse == 1 and p.rslots > 0
+//% if ring then
+    /* The residual's ring likewise: rfull[r] one arrival with the bytes,
+     * rempty[r] one arrival per warp once it has folded the slot. */
+    __shared__ __align__(8) u64 bars[2 * STAGES + 2 * RSLOTS];
+//% else
     __shared__ __align__(8) u64 bars[2 * STAGES];
+//% end
     const u32 full0 = smem_addr(bars), empty0 = full0 + STAGES * 8;
+//% if ring then
+    const u32 rfull0 = empty0 + STAGES * 8, rempty0 = rfull0 + RSLOTS * 8;
+    residual_ring ring = { 0, 0, 0 };
+//% end
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + s * 8, 1);
             mbar_init(empty0 + s * 8, THREADS / 32);
         }
+//% if ring then
+        for (int r = 0; r < RSLOTS; ++r) {
+            mbar_init(rfull0 + r * 8, 1);
+            mbar_init(rempty0 + r * 8, THREADS / 32);
+        }
+//% end
         mbar_init_fence();
     }
     __syncthreads();
     /* Fill the ring: weights first -- they do not depend on the activation
      * kernel that may still be running (programmatic dependent launch). */
 //% if p.sparse == 1 then
-    /* Every slot's tensor copies first, then each tile's residual blocks:
-     * one copy of 512 bytes per block present, counted into the slot's
-     * bytes, and the stage's presence word (published by the slot's
+    /* Every slot's tensor copies first, then each tile's residual: its
+     * blocks (one copy of 512 bytes per block present, counted into the
+     * slot's bytes) or, with a ring of its own, the first RSLOTS tiles'
+     * worth there; and the stage's presence word (published by the slot's
      * arrival). */
     if (warp == 0) {
         for (int s = 0; s < STAGES && s < ktiles; ++s)
             slot_copies<false, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, 0u, 0u, kt_begin + s, lane, xmap, wmap,
                                       {{ gmap and "gmap, " or "" }}n_cta, m_cta);
         for (int s = 0; s < STAGES && s < ktiles; ++s)
-            slot_residual(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, lane, rcur, rmask, rweight, n_cta, N,
-                          K);
+            slot_residual(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, lane, rcur, {{ ring and "ring, " or "" }}rmask,
+                          rweight, n_cta, N, K);
+//% if ring then
+        residual_issue(ring, smem_base, rfull0, rempty0, 0, -1, lane, rweight);
+//% end
     }
 //% else
     if (tid == 0)

@@ -3,6 +3,13 @@
 //% -- ahead once every warp has released it. `par`: the tile's set of group
 //% -- sums (lib/kt_loop.cu).
 //% local gmap = p.gparams_tiled == 1
+//% local ring = p.sparse == 1 and p.rslots > 0
+//% if ring then
+        /* The residual this tile needs is in flight before warp 0 waits for
+         * it (gemm_tma.cu). */
+        if (warp == 0)
+            residual_issue(ring, smem_base, rfull0, rempty0, kt, kt, lane, rweight);
+//% end
         mbar_wait(full0 + (kt % STAGES) * 8, (kt / STAGES) & 1);
 {{ render("lib/wgmma_tile.cu", { p = p, par = par, ends = ends }) }}
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
@@ -15,8 +22,14 @@
             const u32 st = smem_base + slot * STAGE_BYTES, full = full0 + slot * 8;
             slot_copies<true, true>(st, full, empty0 + slot * 8, ((kt - 1) / STAGES) & 1, kt_begin + kt - 1 + STAGES, lane,
                                     xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
-            slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, rmask, rweight, n_cta, N, K);
+            slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, {{ ring and "ring, " or "" }}rmask, rweight, n_cta, N,
+                          K);
         }
+//% if ring then
+        /* And whatever residual of the tiles ahead now has a free slot. */
+        if (warp == 0)
+            residual_issue(ring, smem_base, rfull0, rempty0, kt, -1, lane, rweight);
+//% end
 //% else
         if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
             const int slot = (kt - 1) % STAGES;

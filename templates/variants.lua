@@ -148,8 +148,12 @@ V.KINDS = {
       -- into the same accumulators; rho is the budget it is made for (0 or
       -- absent: dense, the key then names neither field). rblock=BNxBK: the
       -- residual's blocks (rows 16/32/64/128, k 64/128; default 64x64).
+      -- rslots=R (pipe=tma): the residual in a ring of its own, R slots of
+      -- one tile's residual filled by residual-carrying K tile, instead of
+      -- a tile's room in every stage (0 or absent, the default).
       sparsity = { norm = norm_budget },
       rblock = { norm = norm_rblock },
+      rslots = { norm = norm_int("rslots", 0, 4) },
       arch   = { norm = norm_arch },
     },
   },
@@ -232,6 +236,8 @@ function V.parse(text, default_arch)
   if f.sparsity == "0" then f.sparsity = nil end
   if f.rblock and not f.sparsity then bad("rblock=" .. f.rblock .. " needs a budget (sparsity > 0)") end
   if f.sparsity and not f.rblock then f.rblock = "64x64" end
+  if f.rslots == "0" then f.rslots = nil end
+  if f.rslots and not f.sparsity then bad("rslots=" .. f.rslots .. " needs a budget (sparsity > 0)") end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

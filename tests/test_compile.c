@@ -146,6 +146,9 @@ START_TEST(default_set_compiles_for_every_arch)
         "pipe=wgmma;tile=32x64x128;warps=1x4;stages=8;split=2;reduce=cluster",
         "pipe=wgmma;tile=64x128x128;warps=2x4;stages=4",
         "pipe=tma;tile=128x128x128;warps=1x8;stages=6", "pipe=tma;tile=128x64x128;warps=1x4;stages=8;split=2;reduce=cluster",
+        /* The residual in a ring of its own beside the dense kernel's stages. */
+        "pipe=tma;tile=128x128x128;warps=1x8;stages=4;rslots=1",
+        "pipe=tma;tile=64x128x128;warps=2x4;stages=5;split=2;reduce=cluster;rslots=2",
     };
     for (size_t i = 0; i < sizeof sparse / sizeof sparse[0]; i++)
         for (int q = 0; q < 2; q++) {

@@ -595,6 +595,26 @@ START_TEST(sparse_keys)
     expect_refused(ctx, "scheme=w8a8;sparsity=0.1", "takes no sparse residual");
     expect_refused(ctx, "scheme=qoq;g=0;sparsity=0.1", "per channel takes no sparse residual");
     expect_refused(ctx, "scheme=lqq;tile=32x512x128;warps=1x4;sparsity=0.1", "at most 32");
+    /* The residual's own ring (pipe=tma): its slots past the dense kernel's
+     * stages, which keep only the words; 0 is the default and not named. */
+    canon(ctx, "scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;rslots=0", a);
+    ck_assert_ptr_null(strstr(a, "rslots"));
+    {
+        const char *ring = "scheme=lqq;g=128;pipe=tma;tile=128x128x128;warps=1x8;stages=4;sparsity=0.1;rslots=1";
+        char *src = source_with(ctx, ring, (const char *const[]){"#define RSLOTS 1", "#define R_RING_OFF 102400",
+                                                                 "#define STAGE_BYTES 25600", "residual_issue(", NULL},
+                                (const char *const[]){"#define R_OFF", NULL});
+        qjit_free(ctx, src);
+        src = source_with(ctx, "scheme=lqq;g=128;pipe=tma;tile=128x128x128;warps=1x8;stages=4;sparsity=0.1",
+                          (const char *const[]){"#define STAGE_BYTES 33792", "#define R_OFF", NULL},
+                          (const char *const[]){"residual_issue(", NULL});
+        qjit_free(ctx, src);
+    }
+    expect_refused(ctx, "scheme=lqq;rslots=1", "needs a budget");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;rslots=5", "rslots=5");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.1;tile=64x128x64;warps=2x2;rslots=1", "is for pipe=tma");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.1;pipe=wgmma;tile=64x128x128;warps=1x8;rslots=1", "is for pipe=tma");
+    expect_refused(ctx, "scheme=lqq;sparsity=0.1;pipe=decode;tile=16x32x64;warps=1x8;rslots=1", "is for pipe=tma");
     /* The decode pipe's residual ring fits the registers its warps allow:
      * 16 warps of a 16x32 tile hold 3 steps with a residual, not 4 (the
      * dense kernel alone needs 124 of 128). */

@@ -45,29 +45,39 @@ end
 -- The sparse residual of a key with a budget (sparsity > 0), after the
 -- pipe's tile checks: the facts it adds (G.scheme_facts puts them on p) --
 -- sparse, the residual block rbn x rbk, r_bytes (every 16 x 64 residual
--- block of the tile, 4 bits a weight, the most a K tile can carry) -- and
--- the bytes a stage adds: r_bytes and one word of presence bits (bit
--- nbl * (BK / 64) + s for 16-row block nbl and 64-k step s of the tile);
--- all 0 for a dense key.
+-- block of the tile, 4 bits a weight, the most a K tile can carry),
+-- rslots and r_ring -- and the bytes a stage adds; all 0 for a dense key.
+-- With rslots = 0 a stage holds r_bytes of residual and one word of
+-- presence bits (bit nbl * (BK / 64) + s for 16-row block nbl and 64-k step
+-- s of the tile). With rslots = R (pipe=tma) the residual has a ring of its
+-- own, R slots of r_bytes (r_ring bytes past the stages), and a stage holds
+-- only its tile's presence word, the tile's ordinal among the tiles that
+-- carry a residual and, per 16 x 64 block, where its residual starts.
 function G.sparse(f, L, bn, bk)
-  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0 }, 0 end
+  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0, rslots = 0, r_ring = 0 }, 0 end
   if not L.residual then
     fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": scheme " .. f.scheme .. (tonumber(f.g) == 0 and " per channel" or "")
          .. " takes no sparse residual (the two-level 4-bit schemes with groups do)")
   end
-  if (bn // 16) * (bk // 64) > 32 then
+  local blocks = (bn // 16) * (bk // 64)
+  if blocks > 32 then
     fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": tile " .. bn .. "x" .. bk .. " (weight rows x k) has "
-         .. (bn // 16) * (bk // 64) .. " residual blocks of 16 x 64 per K tile; a sparse kernel takes at most 32")
+         .. blocks .. " residual blocks of 16 x 64 per K tile; a sparse kernel takes at most 32")
+  end
+  local rslots = tonumber(f.rslots or "0")
+  if rslots > 0 and f.pipe ~= "tma" then
+    fail("INVALID_KEY", "rslots=" .. f.rslots .. ": a residual ring of its own is for pipe=tma, not pipe=" .. f.pipe)
   end
   local rbn, rbk = f.rblock:match("^(%d+)x(%d+)$")
   return {
     sparse = 1, rbn = tonumber(rbn), rbk = tonumber(rbk), r_bytes = bn * bk // 2, rho = f.sparsity,
+    rslots = rslots, r_ring = rslots * (bn * bk // 2),
     -- Split-K slices by work (dense blocks plus residual blocks), from a
     -- table the layer builds per bucket (runtime/residual.h, kslice): an
     -- even split would make the slices that hold the residual's k-blocks
     -- the grid's tail.
     kslice = tonumber(f.split) > 1 and 1 or 0,
-  }, bn * bk // 2 + 16
+  }, rslots > 0 and (8 + 4 * blocks + 15) // 16 * 16 or bn * bk // 2 + 16
 end
 
 -- Quantizer CTAs of a fused GEMM at most (flags in the workspace).

@@ -28,6 +28,16 @@ static __device__ __forceinline__ void mbar_add_tx(u32 bar, u32 bytes)
 {
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
 }
+/* Whether the phase of the given parity has completed (no wait). */
+static __device__ __forceinline__ bool mbar_test(u32 bar, u32 parity)
+{
+    u32 done;
+    asm volatile("{ .reg .pred p;\n"
+                 "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n }\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    return done != 0;
+}
 /* Waits until the phase of the given parity has completed. */
 static __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity)
 {

@@ -22,7 +22,16 @@
 #define X_OFF 0                         /* a stage: activations, packed weights, group parameters */
 #define W_OFF X_STAGE
 #define GP_OFF (X_STAGE + W_STAGE)
-//% if p.sparse == 1 then
+//% if p.sparse == 1 and p.rslots > 0 then
+/* The residual's own ring (gemm_tma.cu): RSLOTS slots of one tile's
+ * residual blocks (512 bytes each) past the stages; a stage keeps its
+ * tile's presence word, the tile's ordinal among those that carry a
+ * residual, and where each present block starts in rweight. */
+#define RB_OFF (GP_OFF + {{ p.gp_bytes }})
+#define RSLOTS {{ p.rslots }}
+#define R_RING_OFF {{ p.r_ring_off }}
+#define R_SLOT_BYTES {{ p.r_bytes }}
+//% elseif p.sparse == 1 then
 #define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
 #define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
 //% end

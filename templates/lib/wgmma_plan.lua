@@ -84,18 +84,20 @@ function P.check(f, arch)
   -- Stage layout: activations first (the swizzled B operand must sit on a
   -- 1024-byte boundary), then packed weights, then group parameters.
   local x_bytes, w_bytes, gp_bytes = bm * bk, bn * bk * L.bits // 8, (bn // 16) * ng * 32
-  -- A sparse kernel's stage adds the tile's residual blocks and their presence word.
+  -- A sparse kernel's stage adds the tile's residual blocks and their
+  -- presence word, or (rslots) only the words: its residual ring follows
+  -- the stages.
   local sp, r_stage = G.sparse(f, L, bn, bk)
   local stage_bytes = (x_bytes + w_bytes + gp_bytes + r_stage + 1023) // 1024 * 1024
+  local ring_bytes = stages * stage_bytes + sp.r_ring
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
   local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
   -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
   -- are static.
-  local cluster, body = G.check_reduce(f, d, arch, math.max(stages * stage_bytes, tile_bytes),
-                                                             tile_bytes)
+  local cluster, body = G.check_reduce(f, d, arch, math.max(ring_bytes, tile_bytes), tile_bytes)
   local smem = body + 1024
-  local static = 16 + ((pipe == "tma") and 16 * stages or 0)
+  local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots) or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
   end
@@ -107,6 +109,7 @@ function P.check(f, arch)
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
     pdl = 1, tma = (pipe == "tma") and 1 or 0, cluster = cluster, fused = 0,
+    r_ring_off = stages * stage_bytes,
   }
   G.scheme_facts(p, L, g, sp)
   p.fold2 = fold2 and 1 or 0

@@ -14,6 +14,16 @@
         /* The tile's residual blocks: bit nbl * (BK / 64) + s per 16-row
          * block nbl and 64-k step s. */
         const u32 rbits = lds32(stage + RB_OFF);
+//%   if p.rslots > 0 then
+        /* They sit in slot (ordinal % RSLOTS) of the residual's own ring,
+         * once its copies have landed. */
+        const u32 rord = lds32(stage + RB_OFF + 4);
+        const u32 rtile = smem_base + R_RING_OFF + (rord % RSLOTS) * R_SLOT_BYTES;
+        if (rbits != 0u)
+            mbar_wait(rfull0 + (rord % RSLOTS) * 8, (rord / RSLOTS) & 1u);
+//%   else
+        const u32 rtile = stage + R_OFF;
+//%   end
 //% end
         uint4 w[MI][W_VECS];
 //% if p.gparams_tiled == 1 then
@@ -75,13 +85,22 @@
             for (int i = 0; i < MI; ++i) {
                 const int bit = (nbl0 + i * 4) * (BK / 64) + kb;
                 if (__any_sync(0xFFFFFFFFu, rbits >> bit & 1u))
-                    residual_fold(lds128(stage + R_OFF + bit * 512 + lane * 16), a[i]);
+                    residual_fold(lds128(rtile + bit * 512 + lane * 16), a[i]);
                 /* Pinned: the two paths' common last XOR would otherwise be
                  * sunk past the fence (C7519, C7520). */
 #pragma unroll
                 for (int r = 0; r < 8; ++r)
                     reg_pin(a[i][r / 4][r % 4]);
             }
+//%   if p.rslots > 0 then
+            /* The tile's last step has read its residual: the warp releases
+             * the slot (the pins above keep the reads before this). */
+            if (kb == BK / 64 - 1 && rbits != 0u) {
+                __syncwarp();
+                if (lane == 0)
+                    mbar_arrive(rempty0 + (rord % RSLOTS) * 8);
+            }
+//%   end
 //% end
             wgmma_fence();
 //% if p.fold2 == 1 then
