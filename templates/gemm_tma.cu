@@ -69,6 +69,18 @@ static __device__ __forceinline__ void slot_copies(u32 stage, u32 full, u32 empt
     __syncwarp();   /* lane 0's wait for the slot orders the residual's copies */
 }
 
+/* Lane l's 16 x 64 residual block of K tile kt (16-row block l / (BK / 64),
+ * 64-k step l % (BK / 64)), or NULL where there is none. */
+static __device__ __forceinline__ const uint4 *tile_residual(int kt, int lane, residual_cursor &rcur,
+                                                             const uint2 *__restrict__ rmask,
+                                                             const uint4 *__restrict__ rweight, int n_cta, int N, int K)
+{
+    if (lane >= (BN / 16) * (BK / 64))
+        return nullptr;
+    return residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
+                           residual_kwords(K));
+}
+
 //% if p.rslots > 0 then
 /* The residual's ring (RSLOTS slots, lib/wgmma_defs.cu) as warp 0 keeps it,
  * in slice-relative K tiles: how many tiles carrying a residual it has
@@ -77,20 +89,16 @@ static __device__ __forceinline__ void slot_copies(u32 stage, u32 full, u32 empt
  * to look at for the next one to issue (`scan`). */
 struct residual_ring { int announced, issued, scan; };
 
-/* Then the tile's residual words: lane l looks up 16 x 64 block l (16-row
- * block l / (BK / 64), 64-k step l % (BK / 64)) and notes where a present
- * one starts in rweight; lane 0 writes the presence word and the tile's
- * ordinal among the tiles that carry a residual, and arrives on the slot
- * (which publishes the words). The blocks themselves come later, into the
- * residual's ring (residual_issue). */
+/* Then the tile's residual words: lane l looks up its block and notes
+ * where a present one starts in rweight; lane 0 writes the presence word
+ * and the tile's ordinal among the tiles that carry a residual, and arrives
+ * on the slot (which publishes the words). The blocks themselves come
+ * later, into the residual's ring (residual_issue). */
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
                                                      residual_ring &ring, const uint2 *__restrict__ rmask,
                                                      const uint4 *__restrict__ rweight, int n_cta, int N, int K)
 {
-    const uint4 *src = nullptr;
-    if (lane < (BN / 16) * (BK / 64))
-        src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
-                              residual_kwords(K));
+    const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     if (src)
         sts32(stage + RB_OFF + 8 + lane * 4, (u32)(src - rweight));
@@ -146,19 +154,15 @@ static __device__ __forceinline__ void residual_issue(residual_ring &ring, u32 s
     }
 }
 //% else
-/* Then the residual: lane l looks up 16 x 64 block l (16-row block
- * l / (BK / 64), 64-k step l % (BK / 64)), each present block comes in one
- * bulk copy of 512 bytes, and lane 0 writes the stage's presence word and
- * arrives with the residual's bytes: the phase completes only after this
- * arrival, whatever lands first. */
+/* Then the residual: lane l looks up its block, each present one comes in
+ * one bulk copy of 512 bytes, and lane 0 writes the stage's presence word
+ * and arrives with the residual's bytes: the phase completes only after
+ * this arrival, whatever lands first. */
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
                                                      const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
                                                      int n_cta, int N, int K)
 {
-    const uint4 *src = nullptr;
-    if (lane < (BN / 16) * (BK / 64))
-        src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
-                              residual_kwords(K));
+    const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     if (src)
         bulk_load(stage + R_OFF + lane * 512, src, 512, full);

@@ -186,6 +186,14 @@ static void expect_refused(qjit_context *ctx, const char *key, const char *words
                   qjit_last_error(ctx), words);
 }
 
+/* Keys and the words their refusals must say. */
+typedef struct { const char *key, *words; } refusal;
+static void expect_refusals(qjit_context *ctx, const refusal *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_refused(ctx, r[i].key, r[i].words);
+}
+
 /* The key fuzzer: keys built from the grammar (every field, its aliases,
  * good values, values at and past each range, other spellings of numbers,
  * junk) go through canonicalize and generate. Each is either refused with
@@ -409,15 +417,14 @@ START_TEST(cluster_reduction_is_a_variant_field)
         src = source_with(ctx, keys[i], global_has, (const char *const[]){"barrier.cluster", NULL});
         qjit_free(ctx, src);
     }
-    static const struct { const char *key, *words; } bad[] = {
+    static const refusal bad[] = {
         {"tile=16x64x128;warps=1x4;split=1;reduce=cluster", "leaves nothing to reduce"},
         {"tile=16x64x128;warps=1x4;split=16;reduce=cluster", "portable cluster size 8"},
         {"tile=16x64x128;warps=1x4;split=2;reduce=cluster;arch=sm_80", "needs thread-block clusters"},
         {"pipe=decode;tile=8x16x64;warps=1x16;reduce=cluster", "there is no split-K"},
         {"tile=16x64x128;warps=1x4;split=2;reduce=dsm", "reduce=dsm is not one of: cluster, global"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_refused(ctx, bad[i].key, bad[i].words);
+    expect_refusals(ctx, bad, sizeof bad / sizeof bad[0]);
     qjit_context_destroy(ctx);
 }
 END_TEST
@@ -583,18 +590,6 @@ START_TEST(sparse_keys)
             src = source_with(ctx, key, NULL, (const char *const[]){"residual", "rmask", "_sparse", NULL});
             qjit_free(ctx, src);
         }
-    expect_refused(ctx, "scheme=lqq;sparsity=1.5", "at most 1");
-    expect_refused(ctx, "scheme=lqq;sparsity=-0.1", "is not a budget");
-    expect_refused(ctx, "scheme=lqq;sparsity=1e-1", "is not a budget");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.0000001", "is not a budget");
-    expect_refused(ctx, "scheme=lqq;rblock=64x64", "needs a budget");
-    expect_refused(ctx, "scheme=lqq;sparsity=0;rblock=64x64", "needs a budget");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.1;rblock=48x64", "is not a residual block");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.1;rblock=64x256", "is not a residual block");
-    expect_refused(ctx, "scheme=w4a8-is;sparsity=0.1", "takes no sparse residual");
-    expect_refused(ctx, "scheme=w8a8;sparsity=0.1", "takes no sparse residual");
-    expect_refused(ctx, "scheme=qoq;g=0;sparsity=0.1", "per channel takes no sparse residual");
-    expect_refused(ctx, "scheme=lqq;tile=32x512x128;warps=1x4;sparsity=0.1", "at most 32");
     /* The residual's own ring (pipe=tma): its slots past the dense kernel's
      * stages, which keep only the words; 0 is the default and not named. */
     canon(ctx, "scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;rslots=0", a);
@@ -610,11 +605,27 @@ START_TEST(sparse_keys)
                           (const char *const[]){"residual_issue(", NULL});
         qjit_free(ctx, src);
     }
-    expect_refused(ctx, "scheme=lqq;rslots=1", "needs a budget");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;rslots=5", "rslots=5");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.1;tile=64x128x64;warps=2x2;rslots=1", "is for pipe=tma");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.1;pipe=wgmma;tile=64x128x128;warps=1x8;rslots=1", "is for pipe=tma");
-    expect_refused(ctx, "scheme=lqq;sparsity=0.1;pipe=decode;tile=16x32x64;warps=1x8;rslots=1", "is for pipe=tma");
+    /* Budgets, residual blocks and rings that no kernel takes. */
+    static const refusal refused[] = {
+        {"scheme=lqq;sparsity=1.5", "at most 1"},
+        {"scheme=lqq;sparsity=-0.1", "is not a budget"},
+        {"scheme=lqq;sparsity=1e-1", "is not a budget"},
+        {"scheme=lqq;sparsity=0.0000001", "is not a budget"},
+        {"scheme=lqq;rblock=64x64", "needs a budget"},
+        {"scheme=lqq;sparsity=0;rblock=64x64", "needs a budget"},
+        {"scheme=lqq;sparsity=0.1;rblock=48x64", "is not a residual block"},
+        {"scheme=lqq;sparsity=0.1;rblock=64x256", "is not a residual block"},
+        {"scheme=w4a8-is;sparsity=0.1", "takes no sparse residual"},
+        {"scheme=w8a8;sparsity=0.1", "takes no sparse residual"},
+        {"scheme=qoq;g=0;sparsity=0.1", "per channel takes no sparse residual"},
+        {"scheme=lqq;tile=32x512x128;warps=1x4;sparsity=0.1", "at most 32"},
+        {"scheme=lqq;rslots=1", "needs a budget"},
+        {"scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;rslots=5", "rslots=5"},
+        {"scheme=lqq;sparsity=0.1;tile=64x128x64;warps=2x2;rslots=1", "is for pipe=tma"},
+        {"scheme=lqq;sparsity=0.1;pipe=wgmma;tile=64x128x128;warps=1x8;rslots=1", "is for pipe=tma"},
+        {"scheme=lqq;sparsity=0.1;pipe=decode;tile=16x32x64;warps=1x8;rslots=1", "is for pipe=tma"},
+    };
+    expect_refusals(ctx, refused, sizeof refused / sizeof refused[0]);
     /* The decode pipe's residual ring fits the registers its warps allow:
      * 16 warps of a 16x32 tile hold 3 steps with a residual, not 4 (the
      * dense kernel alone needs 124 of 128). */
@@ -778,7 +789,7 @@ START_TEST(wgmma_variants_are_checked)
                                             "__grid_constant__ qjit_tmap xmap", NULL},
                       (const char *const[]){"cp_async_wait<", "load_stage<", NULL});
     qjit_free(ctx, src);
-    static const struct { const char *key, *words; } bad[] = {
+    static const refusal bad[] = {
         {"pipe=wgmma;tile=128x128x128;warps=1x8;arch=sm_90", "needs arch=sm_90a"},
         {"pipe=wgmma;tile=128x128x64;warps=1x8", "must be 128"},
         {"pipe=wgmma;tile=128x128x128;warps=1x6", "whole warpgroups"},
@@ -792,8 +803,7 @@ START_TEST(wgmma_variants_are_checked)
         {"pipe=tma;tile=512x128x128;warps=2x4", "decimal integer in [1, 256]"},
         {"pipe=tma;tile=128x128x128;warps=1x8;stages=2", "stages"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_refused(ctx, bad[i].key, bad[i].words);
+    expect_refusals(ctx, bad, sizeof bad / sizeof bad[0]);
     qjit_context_destroy(ctx);
 }
 END_TEST
