@@ -213,23 +213,45 @@ end
 -- Shared memory of one SM (H100: 228 KB), and what each CTA on it reserves.
 D.SM_SMEM, D.CTA_RESERVED = 233472, 1024
 
--- A sparse kernel's stages also hold the tile's residual blocks (up to
--- half the size of its 4-bit weights again): where the dense choice runs
--- per_sm CTAs per SM, take stages away (down to 3) until that many fit
--- again, so the residual costs ring depth, not occupancy. A plan that
--- refuses the residual at this depth (the decode pipe's registers) gets
--- stages taken away until it takes it.
-local function sparse_stages(key, per_sm, stages, arch)
-  local function plan(n)
-    return pcall(function() return select(2, V.plan(select(2, V.parse(key:gsub("stages=%d+", "stages=" .. n), arch)))) end)
+-- A sparse kernel's stages also hold the tile's residual blocks (as many
+-- bytes as its 4-bit weights): where that would cost the dense choice's
+-- place on the SMs, take stages away (down to 3) until the sparse twin has
+-- it back, so the residual costs ring depth, not occupancy or a wave. With
+-- the grid known (ctas: the bucket's CTAs, split included) that place is
+-- the dense choice's number of waves (CTAs per SM by shared memory, at
+-- most per_sm); without it (the bucket of any M) its CTAs per SM where it
+-- counts on two or more. Measured (bench/results/2026-11-23-session15-h100,
+-- sweep): the 32x64 tile at split 2 on 12288x4096 at M = 32 runs 384 CTAs,
+-- one wave at 3 per SM dense but two at 2 per SM with 8 sparse stages
+-- (31.9 us), one again at 5 stages (23.8 us); on 8192x8192 its 256 CTAs
+-- fit one wave at 2 per SM and 8 stages stay faster than 5 (31.1 against
+-- 35.6). A plan that refuses the residual at this depth (the decode pipe's
+-- registers) gets stages taken away until it takes it.
+local function smem_per_sm(p) return D.SM_SMEM // (p.smem + 128 + D.CTA_RESERVED) end
+
+local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
+  local function plan_of(k)
+    return pcall(function() return select(2, V.plan(select(2, V.parse(k, arch)))) end)
   end
+  local ok, dense = plan_of(dense_key)
+  if not ok then error(dense, 0) end
+  local resident = smem_per_sm(dense)
+  if per_sm then resident = math.min(resident, per_sm) end
+  local function waves(r) return math.ceil(ctas / (sms * math.max(1, r))) end
   for n = stages, 2, -1 do
-    local ok, p = plan(n)
+    local p
+    ok, p = plan_of(key:gsub("stages=%d+", "stages=" .. n))
     -- Only a refused key means "fewer stages"; anything else (out of
     -- memory) goes on up as it came.
     if not ok and not (type(p) == "table" and p[1] == "INVALID_KEY") then error(p, 0) end
-    if ok and (not per_sm or per_sm < 2 or n <= 3 or per_sm * (p.smem + 128 + D.CTA_RESERVED) <= D.SM_SMEM) then
-      return n
+    if ok then
+      local r = math.min(smem_per_sm(p), resident)
+      if n <= 3 then return n end
+      if ctas and sms then
+        if waves(r) <= waves(resident) then return n end
+      elseif not per_sm or per_sm < 2 or r >= per_sm then
+        return n
+      end
     end
   end
   return stages   -- no depth takes it: the key's own error tells why
@@ -262,8 +284,9 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s",
                             scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce)
   if not res then return key end
-  key = key .. res.fields
-  return (key:gsub("stages=%d+", "stages=" .. sparse_stages(key, per_sm, stages, arch)))
+  local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
+  local sparse = key .. res.fields
+  return (sparse:gsub("stages=%d+", "stages=" .. sparse_stages(sparse, key, per_sm, stages, arch, ctas, sms)))
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
