@@ -10,6 +10,7 @@
  * blocked INT8 dot product that the compiler vectorizes. */
 #define _GNU_SOURCE
 #include "core.h"
+#include "parallel.h"
 #include "fp16.h"
 #include "bytes.h"
 #include "packed.h"
@@ -17,11 +18,8 @@
 #include "scheme.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The dot-product kernels are the only hot code: build them at -O3 whatever
  * the library's level, and on x86-64 with glibc also for AVX2 and AVX-512
@@ -40,7 +38,6 @@
 #  define DOT_KERNEL
 #endif
 
-#define MAX_THREADS 64
 #define MR 4                     /* tokens per register block */
 #define NR 4                     /* output channels per register block */
 #define PANEL_ROWS 64            /* output channels one thread dequantizes at once */
@@ -146,7 +143,7 @@ DOT_KERNEL static void dot_1x4(const int8_t *restrict x, const int8_t *restrict 
 }
 
 /*------------------------------------------------------------------------
- * Threads over panels of output channels
+ * Panels of output channels, spread over the CPUs (parallel.h)
  *------------------------------------------------------------------------*/
 
 typedef struct gemm_job {
@@ -157,17 +154,7 @@ typedef struct gemm_job {
     const int32_t *rowsum;       /* sum_k Xq[m, k], for zero-point epilogues; NULL otherwise */
     int32_t *acc;
     float *Y;
-    int64_t panels;
-    atomic_llong next_panel;     /* the next panel nobody has taken */
 } gemm_job;
-
-typedef struct gemm_worker {
-    gemm_job *job;
-    int8_t *wq;                  /* PANEL_ROWS x K operand */
-    int8_t *r8;                  /* PANEL_ROWS x K residual operand, if the weights carry one */
-    uint8_t *scratch;            /* PANEL_ROWS x K bytes for the scheme's unpacking */
-    pthread_t thread;
-} gemm_worker;
 
 /* Writes acc and Y of one register block: tokens m0.., channels n0..n0+3,
  * through the scheme's epilogue (the kernels' float operations). */
@@ -244,29 +231,17 @@ static void gemm_panel(const gemm_job *job, int8_t *wq, int8_t *r8, uint8_t *scr
     }
 }
 
-static void *gemm_worker_main(void *arg)
+/* One panel of output channels (qjit__parallel_for's item): the worker's
+ * scratch holds the panel's operand, the scheme's unpacking and, with a
+ * residual, its operand, PANEL_ROWS x K bytes each. */
+static void gemm_panel_item(void *arg, int64_t panel, void *scratch)
 {
-    gemm_worker *w = arg;
-    gemm_job *job = w->job;
-    for (;;) {
-        long long p = atomic_fetch_add(&job->next_panel, 1);
-        if (p >= job->panels)
-            break;
-        int64_t n0 = p * PANEL_ROWS;
-        int64_t rows = job->N - n0 < PANEL_ROWS ? job->N - n0 : PANEL_ROWS;
-        gemm_panel(job, w->wq, w->r8, w->scratch, n0, rows);
-    }
-    return NULL;
-}
-
-static int thread_count(int64_t panels)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    if (cpus > MAX_THREADS)
-        cpus = MAX_THREADS;
-    return panels < cpus ? (int)panels : (int)cpus;
+    const gemm_job *job = arg;
+    size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)job->K;
+    int8_t *wq = scratch, *r8 = (int8_t *)scratch + 2 * panel_bytes;
+    int64_t n0 = panel * PANEL_ROWS;
+    int64_t rows = job->N - n0 < PANEL_ROWS ? job->N - n0 : PANEL_ROWS;
+    gemm_panel(job, wq, job->view->residual.block_n ? r8 : NULL, (uint8_t *)scratch + panel_bytes, n0, rows);
 }
 
 qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t bytes, int64_t M,
@@ -299,51 +274,10 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
         rowsum[m] = (int32_t)s;
     }
     gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .rowsum = rowsum,
-                    .acc = acc, .Y = Y, .panels = (view.N + PANEL_ROWS - 1) / PANEL_ROWS};
-    atomic_init(&job.next_panel, 0);
-
-    int threads = thread_count(job.panels);
+                    .acc = acc, .Y = Y};
     size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)view.K;
-    gemm_worker *workers = qjit__calloc(ctx, sizeof(gemm_worker) * (size_t)threads);
-    if (!workers) {
-        qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));
-        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for %d reference GEMM workers", threads);
-    }
-    int ready = 0;
-    for (; ready < threads; ready++) {
-        workers[ready].job = &job;
-        workers[ready].wq = qjit__alloc(ctx, panel_bytes);
-        workers[ready].scratch = qjit__alloc(ctx, panel_bytes);
-        workers[ready].r8 = view.residual.block_n ? qjit__alloc(ctx, panel_bytes) : NULL;
-        if (!workers[ready].wq || !workers[ready].scratch || (view.residual.block_n && !workers[ready].r8)) {
-            qjit__free(ctx, workers[ready].wq, panel_bytes);
-            qjit__free(ctx, workers[ready].scratch, panel_bytes);
-            qjit__free(ctx, workers[ready].r8, panel_bytes);
-            break;
-        }
-    }
-    if (ready == 0) {
-        qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
-        qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));
-        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for a %zu-byte weight panel", panel_bytes);
-    }
-
-    /* Worker 0 is this thread. Panels are handed out dynamically, so if a
-     * thread cannot be started the others simply take its share. */
-    int started[MAX_THREADS] = {0};
-    for (int i = 1; i < ready; i++)
-        started[i] = pthread_create(&workers[i].thread, NULL, gemm_worker_main, &workers[i]) == 0;
-    gemm_worker_main(&workers[0]);
-    for (int i = 1; i < ready; i++)
-        if (started[i])
-            pthread_join(workers[i].thread, NULL);
-
-    for (int i = 0; i < ready; i++) {
-        qjit__free(ctx, workers[i].wq, panel_bytes);
-        qjit__free(ctx, workers[i].scratch, panel_bytes);
-        qjit__free(ctx, workers[i].r8, panel_bytes);
-    }
-    qjit__free(ctx, workers, sizeof(gemm_worker) * (size_t)threads);
+    st = qjit__parallel_for(ctx, (view.N + PANEL_ROWS - 1) / PANEL_ROWS, (view.residual.block_n ? 3 : 2) * panel_bytes,
+                            gemm_panel_item, &job);
     qjit__free(ctx, rowsum, (size_t)M * sizeof(int32_t));
-    return QJIT_OK;
+    return st;
 }

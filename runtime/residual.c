@@ -3,6 +3,7 @@
  * and the reference's operand. */
 #define _GNU_SOURCE
 #include "residual.h"
+#include "parallel.h"
 #include "bytes.h"
 #include "core.h"
 #include "fp16.h"
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 const char *const qjit__residual_names[QJIT__RESIDUAL_SECTIONS] = {"rptr", "ridx", "rweight"};
@@ -386,41 +388,72 @@ qjit_status qjit__residual_check(qjit_context *ctx, qjit__weights_view *v)
     return QJIT_OK;
 }
 
+/* The sums check over row slabs (qjit__parallel_for's items): the first
+ * (row, k) whose Q8' + R8 leaves INT8, in row-major order, whatever order
+ * the slabs are taken in. */
+typedef struct sums_job {
+    const qjit__weights_view *v;
+    pthread_mutex_t lock;
+    int64_t bad_n, bad_k;        /* the first failure so far; bad_n = N: none */
+    int operand, sum;
+} sums_job;
+
+static void check_slab(void *arg, int64_t slab, void *scratch)
+{
+    sums_job *job = arg;
+    const qjit__weights_view *v = job->v;
+    int64_t n = slab * QJIT__PACK_N, K = v->K, bk = v->residual.block_k, first;
+    int64_t count = qjit__residual_row(v, n, &first);
+    pthread_mutex_lock(&job->lock);
+    int later = n > job->bad_n;  /* a failure before this slab is already known */
+    pthread_mutex_unlock(&job->lock);
+    if (!count || later)
+        return;
+    size_t bytes = (size_t)QJIT__PACK_N * (size_t)K;
+    int8_t *wq = scratch, *r8 = wq + bytes;
+    v->scheme->operand(v, n, QJIT__PACK_N, wq, (uint8_t *)(r8 + bytes));
+    qjit__residual_operand(v, n, QJIT__PACK_N, r8);
+    /* The slab's first failure in row-major order: rows, then k. */
+    int64_t bad_i = QJIT__PACK_N, bad_k = K;
+    for (int64_t j = first; j < first + count; j++) {
+        int64_t k0 = qjit__residual_kblock(v, j) * bk;
+        for (int64_t i = 0; i <= bad_i && i < QJIT__PACK_N; i++)
+            for (int64_t k = k0; k < k0 + bk; k++) {
+                int sum = wq[i * K + k] + r8[i * K + k];
+                if ((sum < -128 || sum > 127) && (i < bad_i || k < bad_k)) {
+                    bad_i = i;
+                    bad_k = k;
+                    break;
+                }
+            }
+    }
+    if (bad_i == QJIT__PACK_N)
+        return;
+    pthread_mutex_lock(&job->lock);
+    if (n + bad_i < job->bad_n || (n + bad_i == job->bad_n && bad_k < job->bad_k)) {
+        job->bad_n = n + bad_i;
+        job->bad_k = bad_k;
+        job->operand = wq[bad_i * K + bad_k];
+        job->sum = job->operand + r8[bad_i * K + bad_k];
+    }
+    pthread_mutex_unlock(&job->lock);
+}
+
 qjit_status qjit__residual_check_sums(qjit_context *ctx, const qjit__weights_view *v)
 {
-    const qjit__residual_view *rv = &v->residual;
-    if (!rv->blocks)
+    if (!v->residual.blocks)
         return QJIT_OK;
-    int64_t K = v->K, bk = rv->block_k;
-    size_t bytes = (size_t)QJIT__PACK_N * (size_t)K;
-    int8_t *wq = qjit__alloc(ctx, bytes), *r8 = qjit__alloc(ctx, bytes);
-    uint8_t *scratch = qjit__alloc(ctx, bytes);
-    qjit_status st = QJIT_OK;
-    if (!wq || !r8 || !scratch)
-        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory checking the residual (%zu bytes)", 3 * bytes);
-    for (int64_t n = 0; st == QJIT_OK && n < v->N; n += QJIT__PACK_N) {
-        int64_t first, count = qjit__residual_row(v, n, &first);
-        if (!count)
-            continue;
-        v->scheme->operand(v, n, QJIT__PACK_N, wq, scratch);
-        qjit__residual_operand(v, n, QJIT__PACK_N, r8);
-        for (int64_t j = first; j < first + count && st == QJIT_OK; j++) {
-            int64_t k0 = qjit__residual_kblock(v, j) * bk;
-            for (int64_t i = 0; i < QJIT__PACK_N && st == QJIT_OK; i++)
-                for (int64_t k = k0; k < k0 + bk; k++) {
-                    int sum = wq[i * K + k] + r8[i * K + k];
-                    if (sum < -128 || sum > 127) {
-                        st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual at row %lld, k %lld "
-                                         "takes the operand %d to %d, outside INT8 (R8 must restore Q8 = Q8' + R8)",
-                                         (long long)(n + i), (long long)k, wq[i * K + k], sum);
-                        break;
-                    }
-                }
-        }
-    }
-    qjit__free(ctx, wq, bytes);
-    qjit__free(ctx, r8, bytes);
-    qjit__free(ctx, scratch, bytes);
+    sums_job job = {.v = v, .bad_n = v->N, .bad_k = v->K};
+    if (pthread_mutex_init(&job.lock, NULL) != 0)
+        return qjit__error(ctx, QJIT_INTERNAL, "cannot create a lock for the residual's check");
+    /* Per worker: a slab's operand, its residual operand, the unpacking. */
+    size_t bytes = (size_t)QJIT__PACK_N * (size_t)v->K;
+    qjit_status st = qjit__parallel_for(ctx, v->N / QJIT__PACK_N, 3 * bytes, check_slab, &job);
+    pthread_mutex_destroy(&job.lock);
+    if (st == QJIT_OK && job.bad_n < v->N)
+        st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight residual at row %lld, k %lld takes the operand %d "
+                         "to %d, outside INT8 (R8 must restore Q8 = Q8' + R8)", (long long)job.bad_n,
+                         (long long)job.bad_k, job.operand, job.sum);
     return st;
 }
 

@@ -514,7 +514,7 @@ END_TEST
  * always fits; a checksum-valid buffer whose residual would take a kept
  * weight past INT8 (every kept nibble set to R8 = +7 or -8) is refused
  * exactly where some kept Q8' + R8 leaves [-128, 127] (found here by brute
- * force from the scheme's operand). */
+ * force from the scheme's operand), naming the first such weight. */
 START_TEST(residual_sums_stay_int8)
 {
     const int64_t N = 64, K = 512;
@@ -549,8 +549,17 @@ START_TEST(residual_sums_stay_int8)
             qjit_status st = qjit__residual_check_sums(ctx, &v);
             ck_assert_msg((st == QJIT_CORRUPT_WEIGHTS) == want_bad, "config %zu R8 %d (operand %d..%d): status %d",
                           c, r8, lo, hi, (int)st);
-            if (want_bad)
-                ck_assert_msg(strstr(qjit_last_error(ctx), "outside INT8"), "%s", qjit_last_error(ctx));
+            if (want_bad) {
+                /* The first such weight in row-major order, whichever
+                 * thread checked its rows. */
+                int64_t first = 0;
+                while (wq[first] + r8 <= 127 && wq[first] + r8 >= -128)
+                    first++;
+                char where[96];
+                snprintf(where, sizeof where, "at row %lld, k %lld takes the operand %d to %d", (long long)(first / K),
+                         (long long)(first % K), wq[first], wq[first] + r8);
+                ck_assert_msg(strstr(qjit_last_error(ctx), where), "'%s' lacks '%s'", qjit_last_error(ctx), where);
+            }
             refused += want_bad;
             free(b);
         }
