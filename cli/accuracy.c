@@ -67,7 +67,8 @@ static int parse_dim(const char *text, long long multiple, long long max, const 
 }
 
 static const qjit_scheme ALL_SCHEMES[QA_MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ,
-                                                        QJIT_SCHEME_W4A8_IS, QJIT_SCHEME_W8A8, QJIT_SCHEME_W4A4};
+                                                        QJIT_SCHEME_W4A8_IS, QJIT_SCHEME_W8A8,
+                                                        QJIT_SCHEME_W4A4,    QJIT_SCHEME_W4AX};
 
 typedef struct scheme_list {
     qjit_scheme *v;
@@ -140,6 +141,10 @@ void qa_args_init(qa_args *a)
     a->ngroups = 3;
     a->sparsity[0] = 0.0;
     a->nsparsity = 1;
+    a->a8[0] = 0.05;
+    a->a8[1] = 0.1;
+    a->a8[2] = 0.2;
+    a->na8 = 3;
 }
 
 /* Applies one option of `qjit quant-error` to its qa_args (args.h's take). */
@@ -175,6 +180,12 @@ static int quant_error_take(void *args, const char *o, const char *v, char *msg,
         a->nsparsity = l.n;
         return rc;
     }
+    if (!strcmp(o, "--a8")) {
+        qa_budgets l = {a->a8, 0, QA_MAX_SPARSITY};
+        int rc = qa_each_item(v, ",", qa_budget_item, &l, msg, msglen);
+        a->na8 = l.n;
+        return rc;
+    }
     if (!strcmp(o, "--rblock")) {
         /* ROWSxCOLS; which shapes a layer takes is the library's call. */
         long long r = 0, c = 0;
@@ -200,7 +211,7 @@ int qa_parse_args(int argc, char **argv, qa_args *out, char *err, size_t errlen)
     static const qa_option options[] = {
         {"--n", QA_VALUE},       {"--k", QA_VALUE},      {"--m", QA_VALUE},   {"--seed", QA_VALUE},
         {"--schemes", QA_VALUE}, {"--groups", QA_VALUE}, {"--sparsity", QA_VALUE}, {"--rblock", QA_VALUE},
-        {"--csv", QA_NAME},      {"--json", QA_NAME}};
+        {"--a8", QA_VALUE},      {"--csv", QA_NAME},     {"--json", QA_NAME}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, quant_error_take};
     qa_args a;    /* filled here, copied out only on success */
     char msg[512];
@@ -526,6 +537,55 @@ int qa_layer_make(qa_layer *L, int64_t N, int64_t K, int64_t M, uint64_t seed, q
 /* ||Y - Y_act||_F / ||Y_ref||_F: the error the weights add to the
  * activations' own (Y_act of `bits`-bit activations), in the same units as
  * rel_error. */
+/* ||Y - act||_F / ||Y_ref||_F. */
+static double share_over(const double *Y, const double *act, const qa_layer *L, size_t count)
+{
+    double e = 0, r = 0;
+    for (size_t i = 0; i < count; i++) {
+        e += (Y[i] - act[i]) * (Y[i] - act[i]);
+        r += L->Yref[i] * L->Yref[i];
+    }
+    return r > 0 ? sqrt(e / r) : (e > 0 ? INFINITY : 0);
+}
+
+/* A two-part layer (w4ax) on L's tokens: quantized for the layer (its
+ * channel order, two scales per token), the reference GEMM into Y, and the
+ * "activations only" product of those tokens, in double and the caller's
+ * order, into *Yact (malloc'ed). */
+static qjit_status two_part_gemm(qjit_context *ctx, const qa_layer *L, const void *packed, size_t bytes,
+                                 const qjit_activation_info *ai, float *Y, double **Yact)
+{
+    int64_t M = L->M, K = L->K;
+    size_t xb = array_bytes(M, K, 1), sb = array_bytes(M, 2, sizeof(float));
+    int8_t *Xq = malloc(xb);
+    float *sx = malloc(sb);
+    double *Xd = malloc(array_bytes(M, K, sizeof(double)));
+    uint32_t *perm = malloc(array_bytes(K, 1, sizeof(uint32_t)));
+    *Yact = malloc(array_bytes(M, L->N, sizeof(double)));
+    qjit_status st = !Xq || !sx || !Xd || !perm || !*Yact ? QJIT_OUT_OF_MEMORY : QJIT_OK;
+    if (!st)
+        st = qjit_reference_quantize_activations_for(ctx, packed, bytes, M, L->X, Xq, sx);
+    if (!st)
+        st = qjit_reference_gemm(ctx, packed, bytes, M, Xq, sx, NULL, Y);
+    /* The tokens as the layer holds them, back in the caller's order. */
+    if (!st)
+        st = qjit_weights_channel_order(ctx, packed, bytes, perm);
+    for (int64_t m = 0; !st && m < M; m++)
+        for (int64_t j = 0; j < K; j++)
+            Xd[m * K + perm[j]] = (double)Xq[m * K + j] * (double)sx[2 * m + (j < ai->a8_channels ? 0 : 1)];
+    if (!st && qa_gemm_f64(Xd, M, L->W, L->N, K, *Yact))
+        st = QJIT_OUT_OF_MEMORY;
+    free(Xq);
+    free(sx);
+    free(Xd);
+    free(perm);
+    if (st) {
+        free(*Yact);
+        *Yact = NULL;
+    }
+    return st;
+}
+
 static double weight_share(const double *Y, const qa_layer *L, int bits, size_t count)
 {
     const double *act = bits == 4 ? L->Yact4 : L->Yact;
@@ -538,7 +598,7 @@ static double weight_share(const double *Y, const qa_layer *L, int bits, size_t 
 }
 
 int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity,
-                   int block_n, int block_k, qa_row *out, char *err, size_t errlen)
+                   int block_n, int block_k, double a8, qa_row *out, char *err, size_t errlen)
 {
     char m[512];
     const char *name = qjit_scheme_name(scheme);
@@ -551,7 +611,8 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     o.sparsity = sparsity;
     o.block_n = block_n;
     o.block_k = block_k;
-    if (sparsity > 0) {
+    o.a8_fraction = a8;
+    if (sparsity > 0 || a8 > 0) {
         o.calib = L->calib;
         o.calib_dtype = QJIT_DTYPE_F16;
         o.calib_rows = QA_CALIB_ROWS;
@@ -564,6 +625,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
         return -1;
     }
     size_t yb = array_bytes(L->M, L->N, sizeof(float)), db = array_bytes(L->M, L->N, sizeof(double));
+    double *Yact_own = NULL;   /* a two-part layer's "activations only" product, its own tokens */
     void *packed = malloc(cap);
     float *Y = yb ? malloc(yb) : NULL;
     double *Yd = db ? malloc(db) : NULL;
@@ -583,7 +645,14 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     }
     if (!st)
         st = qjit_weights_residual(ctx, packed, written, &rinfo);
-    if (!st) {
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    if (!st)
+        st = qjit_weights_activation(ctx, packed, written, &ai);
+    if (!st && ai.parts == 2) {
+        what = "the layer's activations";
+        st = two_part_gemm(ctx, L, packed, written, &ai, Y, &Yact_own);
+    } else if (!st) {
         what = "the reference GEMM";
         st = bits == 4 ? qjit_reference_gemm(ctx, packed, written, L->M, L->Xq4, L->sx4, NULL, Y)
                        : qjit_reference_gemm(ctx, packed, written, L->M, L->Xq, L->sx, NULL, Y);
@@ -596,7 +665,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     size_t count = (size_t)(L->M * L->N);
     for (size_t i = 0; i < count; i++)
         Yd[i] = Y[i];
-    double rel, max_rel, weight = weight_share(Yd, L, bits, count);
+    double rel, max_rel, weight = Yact_own ? share_over(Yd, Yact_own, L, count) : weight_share(Yd, L, bits, count);
     qa_errors(Yd, L->Yref, count, &rel, &max_rel);
     memset(out, 0, sizeof *out);
     out->scheme = scheme;
@@ -610,8 +679,11 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     out->alpha = info.alpha;
     out->sparsity = sparsity;
     out->density = rinfo.density;
+    out->a8 = ai.parts == 2 ? a8 : 0.0;
+    out->a8_channels = ai.a8_channels;
     rc = 0;
 done:
+    free(Yact_own);
     free(packed);
     free(Y);
     free(Yd);
@@ -671,8 +743,9 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
             int group = a->groups[j];
             char m[512];
             /* Does the scheme take the group at all? Ask on a shape every
-             * group fits: K = the group itself when it is a multiple of 64. */
-            int64_t probe_k = group > 0 && group % 64 == 0 ? group : 64;
+             * group fits: K = the group itself when it is a multiple of 64,
+             * per channel 256 (w4ax's activation blocks are 128 wide). */
+            int64_t probe_k = group > 0 && group % 64 == 0 ? group : group == 0 ? 256 : 64;
             if (refused(ctx, s, group, 16, probe_k, NULL, m, sizeof m)) {
                 add_skip(&p, s, group, 0, m);
                 continue;
@@ -696,7 +769,9 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
                            o.sparsity > 0 ? " with a residual" : "", a->n, a->k, m);
                     return -1;
                 }
-                p.jobs[p.njobs++] = (qa_job){s, group, o.sparsity};
+                /* w4ax: a row per INT8 share (dense only: it takes no residual). */
+                for (int e = 0; e < (s == QJIT_SCHEME_W4AX && o.sparsity == 0 ? a->na8 : 1); e++)
+                    p.jobs[p.njobs++] = (qa_job){s, group, o.sparsity, s == QJIT_SCHEME_W4AX ? a->a8[e] : 0.0};
             }
         }
     *plan = p;

@@ -51,7 +51,7 @@
 #include <stdint.h>
 #include "qjit.h"
 
-#define QA_MAX_SCHEMES 5
+#define QA_MAX_SCHEMES 6
 #define QA_MAX_GROUPS 16
 #define QA_MAX_SPARSITY 8
 #define QA_MAX_JOBS (QA_MAX_SCHEMES * QA_MAX_GROUPS * QA_MAX_SPARSITY)
@@ -74,6 +74,8 @@ typedef struct qa_args {
     double sparsity[QA_MAX_SPARSITY];      /* budgets, in the order given, no repeats; 0 = dense */
     int nsparsity;
     int rblock_n, rblock_k;                /* --rblock: the residual's blocks; 0: the library's default */
+    double a8[QA_MAX_SPARSITY];            /* w4ax's INT8 shares (--a8), in the order given, no repeats */
+    int na8;
     const char *csv_path, *json_path;      /* NULL: not written; pointers into argv */
     int help;                              /* --help / -h seen: print usage, compute nothing */
 } qa_args;
@@ -141,6 +143,8 @@ typedef struct qa_row {
     double alpha;                /* w4a8-is's amplifier; 0 otherwise */
     double sparsity;             /* the budget asked for (0: dense) */
     double density;              /* blocks carrying a residual / all blocks */
+    double a8;                   /* w4ax: the INT8 share asked for (0 otherwise) */
+    int64_t a8_channels;         /* w4ax: channels kept in INT8 */
 } qa_row;
 
 /* Quantizes L's weights with (scheme, group) and, with a budget, a sparse
@@ -149,7 +153,7 @@ typedef struct qa_row {
  * activations and measures the result against L->Yref (and L->Yact).
  * Failures (the library's refusal, out of memory) give -1 with the message. */
 int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int group, double sparsity,
-                   int block_n, int block_k, qa_row *out, char *err, size_t errlen);
+                   int block_n, int block_k, double a8, qa_row *out, char *err, size_t errlen);
 /* The "activations only" row of `bits`-bit activations (8 or 4): (Xq sx) W^T
  * in double against Y_ref. */
 int qa_row_floor(const qa_layer *L, int bits, qa_row *out, char *err, size_t errlen);
@@ -164,6 +168,7 @@ typedef struct qa_job {
     qjit_scheme scheme;
     int group;
     double sparsity;
+    double a8;                   /* w4ax: the INT8 share */
 } qa_job;
 typedef struct qa_skip {
     qjit_scheme scheme;

@@ -243,8 +243,11 @@ int cmd_demo(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    /* w8a8 has per-channel weights: its group is 0 unless one is asked for. */
-    if (a.scheme == QJIT_SCHEME_W8A8 && !a.group_given)
+    /* A scheme with per-channel weights only (w8a8, w4a4, w4ax): group 0
+     * unless one is asked for. */
+    size_t probe_bytes;
+    if (!a.group_given && qjit_packed_size(a.scheme, a.group, 16, 128, &probe_bytes) != QJIT_OK &&
+        qjit_packed_size(a.scheme, 0, 16, 128, &probe_bytes) == QJIT_OK)
         a.group = 0;
     /* The layer is checked before anything runs or compiles. */
     size_t bytes = 0, dense_bytes = 0;

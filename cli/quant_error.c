@@ -14,12 +14,14 @@
 
 static const char usage[] =
     "usage: qjit quant-error [--n N] [--k K] [--m M] [--seed S] [--schemes LIST|all]\n"
-    "                        [--groups LIST] [--sparsity LIST] [--rblock RxC] [--csv FILE] [--json FILE]\n"
+    "                        [--groups LIST] [--sparsity LIST] [--rblock RxC] [--a8 LIST]\n"
+    "                        [--csv FILE] [--json FILE]\n"
     "Measures on the CPU (no GPU needed) how far each scheme's output is from the exact\n"
     "product, on one generated layer with the statistics of real LLM layers, to help\n"
     "choose a scheme and group size. The quantized output is computed exactly as the\n"
     "kernels compute it (the library's CPU reference): per-token INT8 activations (INT4\n"
-    "for w4a4), the packed weights, INT32 sums, the FP32 epilogue. Columns:\n"
+    "for w4a4; INT8 and INT4 parts for w4ax), the packed weights, INT32 sums, the FP32\n"
+    "epilogue. Columns:\n"
     "  bits/w    packed bytes x 8 per weight, scales and group parameters included\n"
     "  rel err   ||Y - Y_ref||_F / ||Y_ref||_F, Y_ref = X W^T in double, unquantized\n"
     "  w err     ||Y - Y_act||_F / ||Y_ref||_F, Y_act = the \"activations only\" product: the\n"
@@ -30,14 +32,15 @@ static const char usage[] =
     "            floor is \"A4 activations\" (INT4 activations times the same weights)\n"
     "  alpha     w4a8-is's amplifier of its integer group scales\n"
     "  rho       the sparsity budget, and in brackets the fraction of weight blocks (64 x 64\n"
-    "            unless --rblock) that carry a 4-bit residual (only blocks it improves are kept)\n"
+    "            unless --rblock) that carry a 4-bit residual (only blocks it improves are kept);\n"
+    "            for w4ax its INT8 share (a8) and the channels it keeps in INT8\n"
     "Options:\n"
     "  --n N, --k K     the layer: N output channels (a multiple of 16), K input channels\n"
     "                   (a multiple of 256); default 4096 x 4096\n"
     "  --m M            tokens (default 64)\n"
     "  --seed S         seed of the generated layer (default 12345)\n"
-    "  --schemes LIST   comma list of w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4 (or lqq, qoq,\n"
-    "                   is, int8, int4), or all (the default)\n"
+    "  --schemes LIST   comma list of w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, w4ax (or lqq,\n"
+    "                   qoq, is, int8, int4), or all (the default)\n"
     "  --groups LIST    group sizes along K, 0 = per channel (default 0,64,128); a group\n"
     "                   a scheme does not take (w8a8 is per channel only, w4a8-is groups\n"
     "                   only) is skipped with a note\n"
@@ -47,6 +50,9 @@ static const char usage[] =
     "                   (the activations' statistics, other tokens)\n"
     "  --rblock RxC     the residual's blocks: R rows (16, 32, 64, 128) x C input channels\n"
     "                   (64, 128); default 64 x 64\n"
+    "  --a8 LIST        w4ax's INT8 shares (default 0.05,0.1,0.2): a row per share, the\n"
+    "                   128-channel blocks of the largest calibration magnitudes in INT8\n"
+    "                   (two scales per token and two INT32 sums), the rest INT4\n"
     "  --csv F, --json F  also write the numbers to F\n"
     "The layer (seeded: the same seed gives the same layer and numbers):\n"
     "  W[n,k] = fp16(0.02 r[n] c[k] t[n,k] / sqrt(5/3)), N x K: t Student-t with 5\n"
@@ -92,9 +98,11 @@ static void print_row(const qa_row *r, const qa_row *floor_row)
     }
     if (r->alpha > 0)
         snprintf(alpha, sizeof alpha, "%.0f", r->alpha);
-    char rho[32] = "-";
+    char rho[48] = "-";
     if (r->sparsity > 0)
         snprintf(rho, sizeof rho, "%g (%.1f%%)", r->sparsity, 100 * r->density);
+    else if (r->scheme == QJIT_SCHEME_W4AX)
+        snprintf(rho, sizeof rho, "a8 %g (%lld ch)", r->a8, (long long)r->a8_channels);
     char werr[16] = "-";
     if (r->scheme)
         snprintf(werr, sizeof werr, "%.4f%%", 100 * r->weight_error);
@@ -131,7 +139,7 @@ static void json_str(FILE *f, const char *s)
 static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
 {
     fprintf(f, "scheme,group,bits_per_weight,payload_bytes,rel_error,max_error,vs_floor,alpha,N,K,M,seed,sparsity,"
-               "density,weight_error,block_n,block_k,act_bits\n");
+               "density,weight_error,block_n,block_k,act_bits,a8_fraction,a8_channels\n");
     for (int i = 0; i < nrows; i++) {
         const qa_row *r = &rows[i];
         if (r->scheme)
@@ -141,9 +149,10 @@ static void write_csv(FILE *f, const qa_args *a, const qa_row *rows, int nrows)
         fprintf(f, "%.9g,%.9g,%.6g,", r->rel_error, r->max_error, vs_floor(rows, nrows, r));
         if (r->alpha > 0)
             fprintf(f, "%.0f", r->alpha);
-        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f,%.9g,%d,%d,%d\n", a->n, a->k, a->m, (unsigned long long)a->seed,
-                r->sparsity, r->density, r->weight_error, r->sparsity > 0 ? (a->rblock_n ? a->rblock_n : 64) : 0,
-                r->sparsity > 0 ? (a->rblock_k ? a->rblock_k : 64) : 0, r->act_bits);
+        fprintf(f, ",%lld,%lld,%lld,%llu,%g,%.6f,%.9g,%d,%d,%d,%g,%lld\n", a->n, a->k, a->m,
+                (unsigned long long)a->seed, r->sparsity, r->density, r->weight_error,
+                r->sparsity > 0 ? (a->rblock_n ? a->rblock_n : 64) : 0,
+                r->sparsity > 0 ? (a->rblock_k ? a->rblock_k : 64) : 0, r->act_bits, r->a8, (long long)r->a8_channels);
     }
 }
 
@@ -178,7 +187,8 @@ static void write_json(FILE *f, const qa_args *a, const qa_row *rows, int nrows,
             json_num(f, r->alpha);
         else
             fputs("null", f);
-        fprintf(f, ", \"sparsity\": %g, \"density\": %.6f}%s\n", r->sparsity, r->density, i + 1 < nrows ? "," : "");
+        fprintf(f, ", \"sparsity\": %g, \"density\": %.6f, \"a8_fraction\": %g, \"a8_channels\": %lld}%s\n",
+                r->sparsity, r->density, r->a8, (long long)r->a8_channels, i + 1 < nrows ? "," : "");
     }
     fprintf(f, " ],\n \"skipped\": [");
     for (int i = 0; i < plan->nskips; i++) {
@@ -288,7 +298,7 @@ int cmd_quant_error(int argc, char **argv)
     const int nfloors = nrows;
     for (int i = 0; i < plan.njobs; i++) {
         if (qa_row_compute(ctx, &L, plan.jobs[i].scheme, plan.jobs[i].group, plan.jobs[i].sparsity, a.rblock_n,
-                           a.rblock_k, &rows[nrows], err, sizeof err)) {
+                           a.rblock_k, plan.jobs[i].a8, &rows[nrows], err, sizeof err)) {
             fprintf(stderr, "qjit quant-error: %s\n", err);
             rc = 1;
             continue;

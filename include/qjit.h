@@ -242,12 +242,17 @@ typedef enum qjit_scheme {
     QJIT_SCHEME_W4A8_IS = 3,     /* "w4a8-is": Integer Scale; INT4 groups (g > 0) whose scales are
                                     integers (amplified by alpha) applied to INT32 sums */
     QJIT_SCHEME_W8A8 = 4,        /* "w8a8": per-channel INT8 weights (g = 0) */
-    QJIT_SCHEME_W4A4 = 5         /* "w4a4": per-channel symmetric INT4 weights (g = 0) and per-token
+    QJIT_SCHEME_W4A4 = 5,        /* "w4a4": per-channel symmetric INT4 weights (g = 0) and per-token
                                     INT4 activations (COMET / MosaicQuant's W4A4) */
+    QJIT_SCHEME_W4AX = 6         /* "w4ax": w4a4's weights over the input channels in the layer's order,
+                                    its outlier channels first, in blocks of 128 kept in INT8 (the share
+                                    qjit_quantize_options.a8_fraction), the rest INT4; per token one
+                                    scale and one INT32 sum per part (COMET's W4Ax). Host quantizer and
+                                    CPU reference; no GPU kernels yet */
 } qjit_scheme;
 
 /*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8",
- *  "w4a4"; NULL for a value that is no scheme. */
+ *  "w4a4", "w4ax"; NULL for a value that is no scheme. */
 QJIT_API const char *qjit_scheme_name(qjit_scheme scheme);
 /*! qjit_scheme_from_name() : the scheme of a name (also "lqq", "qoq", "is",
  *  "int8", "int4", any case). @return QJIT_INVALID_ARGUMENT for an unknown name. */
@@ -300,6 +305,11 @@ typedef struct qjit_quantize_options {
     int64_t calib_rows;
     const float *hessian_diag;    /* or H[k] itself (K finite values >= 0); neither: unweighted error,
                                      logged and recorded in the buffer (qjit_residual_info.weighted) */
+    /* w4ax (added in 0.3): the share of the 128-channel activation blocks
+     * kept in INT8, ceil(a8_fraction x K / 128) of them, holding the
+     * channels with the largest max_t |calib[t, k]| (calib is needed for a
+     * share > 0). */
+    double a8_fraction;
 } qjit_quantize_options;
 
 /*! qjit_quantize_options_init() : fills defaults (alpha 0: heuristic;
@@ -356,6 +366,39 @@ QJIT_API void qjit_residual_info_init(qjit_residual_info *info);
 QJIT_API qjit_status qjit_weights_residual(qjit_context *ctx, const void *packed, size_t bytes,
                                            qjit_residual_info *info);
 
+/*! What a packed layer takes as activations (qjit_activation_info_init
+ *  first): most schemes one part, INT8 or INT4, one scale per token and one
+ *  INT32 sum per output; w4ax two parts in the layer's channel order. */
+typedef struct qjit_activation_info {
+    size_t struct_size;           /* sizeof(qjit_activation_info) */
+    int bits;                     /* 8, or 4 (w4a4; w4ax's second part) */
+    int parts;                    /* 1, or 2 (w4ax): scales per token and INT32 sums per output */
+    int64_t a8_channels;          /* w4ax: the first a8_channels of the layer's order are INT8 */
+    int permuted;                 /* 1: the layer's channel order is not the caller's (w4ax) */
+} qjit_activation_info;
+
+QJIT_API void qjit_activation_info_init(qjit_activation_info *info);
+
+/*! qjit_weights_activation() : verifies a packed buffer and says what its
+ *  layer takes as activations. @return QJIT_CORRUPT_WEIGHTS with the reason. */
+QJIT_API qjit_status qjit_weights_activation(qjit_context *ctx, const void *packed, size_t bytes,
+                                             qjit_activation_info *info);
+
+/*! qjit_weights_channel_order() : the layer's input-channel order into
+ *  perm (K entries): perm[j] = the caller's channel at the layer's position
+ *  j (the identity unless qjit_activation_info.permuted).
+ *  @return QJIT_CORRUPT_WEIGHTS with the reason. */
+QJIT_API qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *packed, size_t bytes, uint32_t *perm);
+
+/*! qjit_reference_quantize_activations_for() : the activation quantization
+ *  a packed layer takes, on the CPU: X (M x K, FP16 bits, the caller's
+ *  channel order) to Xq (M x K, one value per byte, the layer's order) and
+ *  sx (M x parts floats, a token's together). Per part the symmetric
+ *  per-token quantization (sx = max|x| / 127 or / 7, Xq = clamp(round(x /
+ *  sx))); w4ax: part 0 (INT8) is the layer's first a8_channels. */
+QJIT_API qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
+                                                             int64_t M, const uint16_t *X, int8_t *Xq, float *sx);
+
 /*! qjit_reference_quantize_activations() : CPU reference of the A8 per-token
  *  quantization (docs/schemes.md, activations): X (M x K, FP16 bits) to Xq and sx.
  *  Bit-identical to the GPU kernel. */
@@ -375,7 +418,11 @@ QJIT_API qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx,
  *  for w4a8-is sum over groups of S[n,g] * sum_{k in g} Xq[m,k] * Q4[n,k] --
  *  and the FP32 output (if Y != NULL) Y[m,n] = float(acc) * (sx[m] * s[n]),
  *  or for w4a8-qoq per channel float(acc - z[n] * sum_k Xq[m,k]) * (sx[m] *
- *  s[n]); both row-major M x N. */
+ *  s[n]); both row-major M x N. For a layer of two activation parts (w4ax,
+ *  qjit_weights_activation), Xq and sx as qjit_reference_quantize_activations_for
+ *  makes them, acc holds two M x N planes (the INT8 part's sums, then the
+ *  INT4 part's) and Y[m,n] = fmaf(float(acc8), sx8[m] * s[n], float(acc4) *
+ *  (sx4[m] * s[n])). */
 QJIT_API qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t bytes,
                                          int64_t M, const int8_t *Xq, const float *sx,
                                          int32_t *acc, float *Y);

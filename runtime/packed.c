@@ -108,12 +108,15 @@ static qjit_status check_shape(qjit_context *ctx, qjit_scheme scheme, int group,
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: group=%d: %s", s->name, group, why);
     if (group > 0 && K % group != 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "group=%d must divide K=%lld", group, (long long)K);
+    if (s->k_problem && (why = s->k_problem(K)) != NULL)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: K=%lld: %s", s->name, (long long)K, why);
     layout l = {s, group ? group : (int)K, s->nsections, {0}, {0}, 0, header_bytes(s->nsections)};
     size_t at = 0;
     for (int i = 0; i < s->nsections; i++) {
         size_t padded = align_section(at);
+        size_t own = s->layer_bytes ? s->layer_bytes(i, K) : 0;
         if (padded < at || !qjit__mul_size(s->slab_bytes(i, K, group), (size_t)(N / QJIT__PACK_N), &l.bytes[i]) ||
-            !qjit__add_size(padded, l.bytes[i], &at))
+            !qjit__add_size(l.bytes[i], own, &l.bytes[i]) || !qjit__add_size(padded, l.bytes[i], &at))
             return qjit__error(ctx, QJIT_OVERFLOW, "packed size of N=%lld K=%lld group=%d overflows size_t",
                                (long long)N, (long long)K, group);
         l.offset[i] = padded;
@@ -293,19 +296,33 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
 
     const qjit__scheme *s = l.scheme;
     size_t slab_floats = (size_t)(QJIT__PACK_N * K), scratch_bytes = s->scratch_bytes(K, group);
+    /* The layer's own bytes of its sections, made before anything is written. */
+    size_t own[QJIT__MAX_SECTIONS] = {0}, own_bytes = 0;
+    for (int i = 0; i < s->nsections; i++)
+        own_bytes += own[i] = s->layer_bytes ? s->layer_bytes(i, K) : 0;
     float *slab = qjit__alloc(ctx, slab_floats * sizeof(float));
     void *scratch = qjit__alloc(ctx, scratch_bytes);
+    uint8_t *layer_tmp = own_bytes ? qjit__alloc(ctx, own_bytes) : NULL;
+    uint8_t *layer[QJIT__MAX_SECTIONS] = {0};
+    size_t own_at = 0;
+    for (int i = 0; i < s->nsections; i++) {
+        layer[i] = own[i] && layer_tmp ? layer_tmp + own_at : NULL;
+        own_at += own[i];
+    }
     qjit__residual_work rw = {0};
     int32_t param = 0;
-    if (!slab || !scratch)
+    if (!slab || !scratch || (own_bytes && !layer_tmp))
         st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory quantizing weights (K=%lld)", (long long)K);
     if (st == QJIT_OK && rp.max_blocks)
         st = qjit__residual_begin(ctx, &rp, &opts, K, &rw);
     if (st == QJIT_OK && s->prepare)
         st = s->prepare(ctx, &src, group, &opts, &param);
+    if (st == QJIT_OK && s->prepare_layer)
+        st = s->prepare_layer(ctx, &src, group, &opts, &param, layer);
     if (st) {
         qjit__free(ctx, slab, slab_floats * sizeof(float));
         qjit__free(ctx, scratch, scratch_bytes);
+        qjit__free(ctx, layer_tmp, own_bytes);
         qjit__residual_end(ctx, &rw);
         return st;
     }
@@ -313,15 +330,19 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     /* From here nothing can fail: the input is finite and the scratch is ours. */
     uint8_t *hdr = out, *payload = hdr + most.header;
     memset(out, 0, need);
+    for (int i = 0; i < s->nsections; i++)
+        if (own[i])
+            memcpy(payload + l.offset[i], layer[i], own[i]);
     for (int64_t nb = 0; nb < N / QJIT__PACK_N; nb++) {
         uint8_t *dst[QJIT__MAX_SECTIONS];
         for (int i = 0; i < s->nsections; i++)
-            dst[i] = payload + l.offset[i] + (size_t)nb * s->slab_bytes(i, K, group);
+            dst[i] = own[i] ? NULL : payload + l.offset[i] + (size_t)nb * s->slab_bytes(i, K, group);
         qjit__slab_load(&src, nb, slab);
-        s->quantize_slab(slab, K, group, param, scratch, dst);
+        s->quantize_slab(slab, K, group, param, (const uint8_t *const *)layer, scratch, dst);
     }
     qjit__free(ctx, slab, slab_floats * sizeof(float));
     qjit__free(ctx, scratch, scratch_bytes);
+    qjit__free(ctx, layer_tmp, own_bytes);
 
     uint32_t flags = 0, residual = 0;
     layout fin = l;
@@ -479,9 +500,11 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
         if (hdr[i])
             return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header padding is not zero");
     int32_t param = (int32_t)qjit__load_u32(hdr + HDR_PARAM);
-    if (l.scheme->param_is_alpha ? (param < -64 || param > 64) : param != 0)
+    const char *param_why = l.scheme->param_problem ? l.scheme->param_problem(param, K) : NULL;
+    if (l.scheme->param_problem ? param_why != NULL
+                                : (l.scheme->param_is_alpha ? (param < -64 || param > 64) : param != 0))
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header has parameter %d, which scheme %s does "
-                           "not take", param, l.scheme->name);
+                           "not take%s%s", param, l.scheme->name, param_why ? ": " : "", param_why ? param_why : "");
     const uint8_t *payload = hdr + hbytes;
     if (verify_payload && qjit__hash64(payload, l.payload, 0) != qjit__load_u64(hdr + tail))
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight payload checksum mismatch");
@@ -521,6 +544,8 @@ qjit_status qjit__weights_view_init(qjit_context *ctx, const void *packed, size_
     qjit_status st = view_init(ctx, packed, bytes, verify_payload, v);
     if (st == QJIT_OK && verify_payload)
         st = check_values(ctx, v);
+    if (st == QJIT_OK && verify_payload && v->scheme->check_layer)
+        st = v->scheme->check_layer(ctx, v);
     return st;
 }
 

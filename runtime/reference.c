@@ -41,6 +41,7 @@
 #define MR 4                     /* tokens per register block */
 #define NR 4                     /* output channels per register block */
 #define PANEL_ROWS 64            /* output channels one thread dequantizes at once */
+#define TWO_PART_BLOCK 128       /* a two-part layer's INT8 channels come in blocks of this many */
 /* Inner sums stay in int32 without overflow for this many k
  * (65536 * 128 * 127 < 2^31); longer rows add chunks modulo 2^32, which is
  * what the GPU's int32 accumulator does. Groups (at most K_CHUNK) are summed
@@ -50,6 +51,36 @@
 /*------------------------------------------------------------------------
  * Activations
  *------------------------------------------------------------------------*/
+
+/* Per-token symmetric quantization of one part of a token: n values, x[k0
+ * + j] in the caller's order, or x[perm[k0 + j]] (perm: u32 little-endian)
+ * in a layer's; scale = max|x| / limit (1 for an all-zero part), q =
+ * clamp(round(x / scale), -limit, limit). Returns the scale. */
+static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n, float limit, int8_t *q)
+{
+#define PART_X(j) qjit__half_to_float(x[perm ? qjit__load_u32(perm + 4 * (k0 + (j))) : (uint32_t)(k0 + (j))])
+    float amax = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        float v = fabsf(PART_X(j));
+        if (v > amax)
+            amax = v;
+    }
+    /* Division, not multiplication by a reciprocal: the GPU kernel does
+     * the same two IEEE divisions, so both round identically. */
+    float scale = amax == 0.0f ? 1.0f : amax / limit;
+    for (int64_t j = 0; j < n; j++) {
+        float v = roundf(PART_X(j) / scale);
+        if (v > limit)
+            v = limit;
+        if (v < -limit)
+            v = -limit;
+        q[j] = (int8_t)v;
+    }
+#undef PART_X
+    return scale;
+}
+
+static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X);
 
 qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X,
                                                 int8_t *Xq, float *sx)
@@ -74,6 +105,19 @@ qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits
         return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
 
     /* Scan everything first so that bad input leaves the outputs untouched. */
+    qjit_status st = check_tokens(ctx, M, K, X);
+    if (st != QJIT_OK)
+        return st;
+
+    for (int64_t m = 0; m < M; m++)
+        sx[m] = quantize_part(X + m * K, NULL, 0, K, limit, Xq + m * K);
+    return QJIT_OK;
+}
+
+/* Scans X (M x K, FP16) for NaN and infinity: bad input leaves the outputs
+ * untouched. */
+static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X)
+{
     for (int64_t m = 0; m < M; m++)
         for (int64_t k = 0; k < K; k++) {
             uint16_t h = X[m * K + k];
@@ -81,27 +125,83 @@ qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits
                 return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation X[%lld, %lld] is %s (FP16 0x%04x)",
                                    (long long)m, (long long)k, (h & 0x3FFu) ? "NaN" : "infinite", h);
         }
+    return QJIT_OK;
+}
 
+void qjit_activation_info_init(qjit_activation_info *info)
+{
+    if (!info)
+        return;
+    memset(info, 0, sizeof *info);
+    info->struct_size = sizeof *info;
+}
+
+qjit_status qjit_weights_activation(qjit_context *ctx, const void *packed, size_t bytes, qjit_activation_info *info)
+{
+    if (!info || info->struct_size == 0 || info->struct_size > sizeof *info)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_activation_info is NULL or its struct_size is not set "
+                           "(qjit_activation_info_init)");
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st != QJIT_OK)
+        return st;
+    qjit_activation_info out = {info->struct_size, v.scheme->act_bits ? v.scheme->act_bits : 8, 1, 0, 0};
+    if (v.scheme->two_part) {
+        out.parts = 2;
+        out.a8_channels = (int64_t)v.param * TWO_PART_BLOCK;
+        out.permuted = 1;
+    }
+    memcpy(info, &out, info->struct_size);
+    return QJIT_OK;
+}
+
+/* The section named "perm" of a view (the layer's channel order), or NULL. */
+static const uint8_t *view_perm(const qjit__weights_view *v)
+{
+    for (int i = 0; i < v->nsections; i++)
+        if (!strcmp(v->sections[i].name, "perm"))
+            return qjit__view_section(v, i);
+    return NULL;
+}
+
+qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *packed, size_t bytes, uint32_t *perm)
+{
+    if (!perm)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "perm is NULL");
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st != QJIT_OK)
+        return st;
+    const uint8_t *p = view_perm(&v);
+    for (int64_t j = 0; j < v.K; j++)
+        perm[j] = p ? qjit__load_u32(p + 4 * j) : (uint32_t)j;
+    return QJIT_OK;
+}
+
+qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
+                                                    int64_t M, const uint16_t *X, int8_t *Xq, float *sx)
+{
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st != QJIT_OK)
+        return st;
+    if (!v.scheme->two_part)
+        return qjit_reference_quantize_activations_bits(ctx, v.scheme->act_bits ? v.scheme->act_bits : 8, M, v.K,
+                                                        X, Xq, sx);
+    int64_t K = v.K, a8 = (int64_t)v.param * TWO_PART_BLOCK;
+    if (M <= 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M must be > 0, got %lld", (long long)M);
+    if (!X || !Xq || !sx)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !X ? "X" : !Xq ? "Xq" : "sx");
+    size_t elements;
+    if (!qjit__mul_size((size_t)M, (size_t)K, &elements) || elements > (size_t)INT64_MAX)
+        return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
+    if ((st = check_tokens(ctx, M, K, X)) != QJIT_OK)
+        return st;
+    const uint8_t *perm = view_perm(&v);   /* the layer's channel order */
     for (int64_t m = 0; m < M; m++) {
-        const uint16_t *x = X + m * K;
-        float amax = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            float v = fabsf(qjit__half_to_float(x[k]));
-            if (v > amax)
-                amax = v;
-        }
-        /* Division, not multiplication by a reciprocal: the GPU kernel does
-         * the same two IEEE divisions, so both round identically. */
-        float scale = amax == 0.0f ? 1.0f : amax / limit;
-        for (int64_t k = 0; k < K; k++) {
-            float q = roundf(qjit__half_to_float(x[k]) / scale);
-            if (q > limit)
-                q = limit;
-            if (q < -limit)
-                q = -limit;
-            Xq[m * K + k] = (int8_t)q;
-        }
-        sx[m] = scale;
+        sx[2 * m] = quantize_part(X + m * K, perm, 0, a8, 127.0f, Xq + m * K);
+        sx[2 * m + 1] = quantize_part(X + m * K, perm, a8, K - a8, 7.0f, Xq + m * K + a8);
     }
     return QJIT_OK;
 }
@@ -154,11 +254,16 @@ typedef struct gemm_job {
     const int32_t *rowsum;       /* sum_k Xq[m, k], for zero-point epilogues; NULL otherwise */
     int32_t *acc;
     float *Y;
+    int64_t a8;                  /* a two-part layer's INT8 channels (its first a8); -1: one part */
 } gemm_job;
 
 /* Writes acc and Y of one register block: tokens m0.., channels n0..n0+3,
- * through the scheme's epilogue (the kernels' float operations). */
-static void store_block(const gemm_job *job, int64_t m0, int rows, int64_t n0, const uint32_t *sum)
+ * through the scheme's epilogue (the kernels' float operations). A two-part
+ * layer (w4ax; sum4 != NULL): sum holds the INT8 part's sums and sum4 the
+ * INT4 part's, into two acc planes, and Y = fmaf(float(acc8), sx8 s,
+ * float(acc4) (sx4 s)). */
+static void store_block(const gemm_job *job, int64_t m0, int rows, int64_t n0, const uint32_t *sum,
+                        const uint32_t *sum4)
 {
     for (int j = 0; j < NR; j++) {
         float scale;
@@ -167,9 +272,16 @@ static void store_block(const gemm_job *job, int64_t m0, int rows, int64_t n0, c
         for (int i = 0; i < rows; i++) {
             int64_t m = m0 + i, n = n0 + j;
             int32_t a = (int32_t)sum[i * NR + j];   /* two's complement: the int32 the GPU holds */
-            if (job->acc)
+            int32_t a4 = sum4 ? (int32_t)sum4[i * NR + j] : 0;
+            if (job->acc) {
                 job->acc[m * job->N + n] = a;
-            if (job->Y) {
+                if (sum4)
+                    job->acc[job->M * job->N + m * job->N + n] = a4;
+            }
+            if (job->Y && sum4) {
+                job->Y[m * job->N + n] =
+                    fmaf((float)a, job->sx[2 * m] * scale, (float)a4 * (job->sx[2 * m + 1] * scale));
+            } else if (job->Y) {
                 int32_t v = zero ? (int32_t)(sum[i * NR + j] - (uint32_t)zero * (uint32_t)job->rowsum[m]) : a;
                 job->Y[m * job->N + n] = (float)v * (job->sx[m] * scale);
             }
@@ -215,6 +327,15 @@ static void gemm_panel(const gemm_job *job, int8_t *wq, int8_t *r8, uint8_t *scr
                         scale[j] = (uint32_t)v->scheme->group_scale(v, n_begin + j0 + j, gi);
                     add_dots(job, x, mrows, w, gi * G, G, scale, sum);
                 }
+            } else if (job->a8 >= 0) {
+                /* Two parts, each its own INT32 sums. */
+                uint32_t sum4[MR * NR] = {0};
+                for (int64_t k0 = 0; k0 < job->a8; k0 += K_CHUNK)
+                    add_dots(job, x, mrows, w, k0, job->a8 - k0 < K_CHUNK ? job->a8 - k0 : K_CHUNK, scale, sum);
+                for (int64_t k0 = job->a8; k0 < K; k0 += K_CHUNK)
+                    add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum4);
+                store_block(job, m0, mrows, n_begin + j0, sum, sum4);
+                continue;
             } else {
                 for (int64_t k0 = 0; k0 < K; k0 += K_CHUNK)
                     add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum);
@@ -226,7 +347,7 @@ static void gemm_panel(const gemm_job *job, int8_t *wq, int8_t *r8, uint8_t *scr
                 for (int64_t j = first; j < first + count; j++)
                     add_dots(job, x, mrows, r8 + j0 * K, qjit__residual_kblock(v, j) * bk, bk, scale, sum);
             }
-            store_block(job, m0, mrows, n_begin + j0, sum);
+            store_block(job, m0, mrows, n_begin + j0, sum, NULL);
         }
     }
 }
@@ -274,7 +395,7 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
         rowsum[m] = (int32_t)s;
     }
     gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .rowsum = rowsum,
-                    .acc = acc, .Y = Y};
+                    .acc = acc, .Y = Y, .a8 = view.scheme->two_part ? (int64_t)view.param * TWO_PART_BLOCK : -1};
     size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)view.K;
     st = qjit__parallel_for(ctx, (view.N + PANEL_ROWS - 1) / PANEL_ROWS, (view.residual.block_n ? 3 : 2) * panel_bytes,
                             gemm_panel_item, &job);

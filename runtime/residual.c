@@ -99,14 +99,7 @@ qjit_status qjit__residual_plan_make(qjit_context *ctx, const qjit__scheme *s, i
     plan->block_k = bk;
     plan->row_blocks = N / bn;
     plan->k_blocks = K / bk;
-    /* ceil(rho x blocks), forgiving the last bits of a product that should
-     * be whole (0.1 x 640 is 64.00000000000001 in doubles). */
-    int64_t total = plan->row_blocks * plan->k_blocks;
-    double want = rho * (double)total;
-    int64_t keep = (int64_t)floor(want);
-    if (want - (double)keep > 1e-9 * (double)total)
-        keep++;
-    plan->max_blocks = keep < total ? keep : total;
+    plan->max_blocks = qjit__ceil_share(rho, plan->row_blocks * plan->k_blocks);
     return QJIT_OK;
 }
 

@@ -32,12 +32,20 @@ typedef struct qjit__scheme {
     const char *sections[QJIT__MAX_SECTIONS];   /* in buffer order; the names the kernels bind */
     int param_is_alpha;          /* 1: the layer parameter is log2 of an amplifier (qjit_weights_info.alpha) */
     int act_bits;                /* the activations' bits: 8, or 4 (0 in the table means 8) */
+    int two_part;                /* 1: activations in two parts, the layer's first param x 128
+                                    channels (in its order) INT8 and the rest INT4, each with its
+                                    own scale per token and INT32 accumulator (w4ax) */
     int reads_v1;                /* 1: buffers of format version 1 (qjit 0.1) may hold this scheme */
     /* Why `group` cannot be used with this scheme (NULL: it can). */
     const char *(*group_problem)(int group);
+    /* Why K cannot be used (NULL: it can); NULL: any K the container takes. */
+    const char *(*k_problem)(int64_t K);
     /* Bytes of section i per 16-row slab, for K columns in groups of
-     * `group` (0: per channel); every section is a whole number of slabs. */
+     * `group` (0: per channel): a section is a whole number of slabs, or
+     * (layer_bytes(i, K) > 0, slab_bytes 0) the layer's own, whole in
+     * every view of its rows. layer_bytes NULL: none is. */
     size_t (*slab_bytes)(int i, int64_t K, int group);
+    size_t (*layer_bytes)(int i, int64_t K);
     /* Scratch bytes quantize_slab needs. */
     size_t (*scratch_bytes)(int64_t K, int group);
     /* A layer-wide parameter read from all the weights before any slab is
@@ -45,9 +53,23 @@ typedef struct qjit__scheme {
      * May refuse (the message names the layer). */
     qjit_status (*prepare)(qjit_context *ctx, const qjit__slabs *w, int group, const qjit_quantize_options *opts,
                            int32_t *param);
+    /* The layer's own bytes of the sections that have some (layer_bytes),
+     * written into layer[i] after prepare (which may refuse, the message
+     * naming the layer), before any slab; NULL: none. */
+    qjit_status (*prepare_layer)(qjit_context *ctx, const qjit__slabs *w, int group, const qjit_quantize_options *opts,
+                                 int32_t *param, uint8_t *const layer[]);
     /* Quantizes one finite 16 x K slab w into dst[i], section i's share of
-     * the slab. Cannot fail. */
-    void (*quantize_slab)(const float *w, int64_t K, int group, int32_t param, void *scratch, uint8_t *const dst[]);
+     * the slab; layer[i]: the layer's own bytes of section i (as written
+     * by prepare_layer). Cannot fail. */
+    void (*quantize_slab)(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[]);
+    /* Why a stored layer parameter is not one this scheme writes for K
+     * columns (NULL: it is); NULL: only 0 (or, with param_is_alpha, -64..64). */
+    const char *(*param_problem)(int32_t param, int64_t K);
+    /* Checks the layer's own bytes of a verified buffer (a checksum proves
+     * the bytes, not that they mean anything); NULL: nothing to check.
+     * @return QJIT_CORRUPT_WEIGHTS with the reason. */
+    qjit_status (*check_layer)(qjit_context *ctx, const qjit__weights_view *v);
     /* The reference: rows [n0, n0 + rows) (rows a multiple of 16) of the
      * INT8 MMA operand the kernels compute, into wq (rows x K); scratch holds
      * rows x K bytes. For fold schemes, the per-group 4-bit values. */
@@ -90,6 +112,20 @@ float qjit__level1_row(const float *w, int64_t K, int8_t *q8);
  * stored offset by 8 (Q4 + 8): Q4 of rows [n0, n0 + rows) into wq; scratch
  * holds rows x K bytes. */
 void qjit__operand_offset8(const qjit__weights_view *v, int64_t n0, int64_t rows, int8_t *wq, uint8_t *scratch);
+/* ceil(share x total) for a share in [0, 1], forgiving the last bits of a
+ * product that should be whole (0.1 x 640 is 64.00000000000001 in doubles);
+ * at most total. */
+int64_t qjit__ceil_share(double share, int64_t total);
+/* Per-channel symmetric INT4 of a 16 x K slab (w4a4, w4ax): sw = max|W| / 7
+ * (1 if it underflows to 0), Wq = clamp(round(W / sw), -7, 7) stored + 8 in
+ * the 4-bit block layout into q, the 16 scales (floats) into scale;
+ * scratch: 2 x 16 x K bytes. */
+void qjit__quantize_int4_slab(const float *w, int64_t K, void *scratch, uint8_t *q, uint8_t *scale);
+/* w4ax's channel order (scheme_w4ax.c): perm[j] = the channel at position
+ * j; the a8_channels largest amax (ties: the lower k) first, then the
+ * others, each part in ascending k. scratch: qjit__w4ax_order_scratch(K). */
+void qjit__w4ax_order(const float *amax, int64_t K, int64_t a8_channels, uint32_t *perm, void *scratch);
+size_t qjit__w4ax_order_scratch(int64_t K);
 /* Round half away from zero of num / den for den > 0, in integers. */
 int qjit__round_div(int num, int den);
 /* The group parameters of a view: entry for (row block nb, group gi). */

@@ -120,8 +120,10 @@ static qjit_status prepare(qjit_context *ctx, const qjit__slabs *w, int G, const
     return QJIT_OK;
 }
 
-static void quantize_slab(const float *w, int64_t K, int group, int32_t e, void *scratch, uint8_t *const dst[])
+static void quantize_slab(const float *w, int64_t K, int group, int32_t e, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[])
 {
+    (void)layer;
     const int G = group;
     int64_t groups = K / G;
     uint8_t *q4 = scratch, *s_lo = q4 + QJIT__PACK_N * K, *s_hi = s_lo + QJIT__PACK_N * groups;

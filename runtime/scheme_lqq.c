@@ -42,8 +42,10 @@ static void level2_group(const int8_t *q8, int G, uint8_t *q4, uint8_t *s_out, u
     *a_out = (uint8_t)lo;
 }
 
-static void quantize_slab(const float *w, int64_t K, int group, int32_t param, void *scratch, uint8_t *const dst[])
+static void quantize_slab(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[])
 {
+    (void)layer;
     const int G = group ? group : (int)K;
     (void)param;
     int64_t groups = K / G;

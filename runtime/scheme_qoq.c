@@ -91,8 +91,10 @@ static void channel_row(const float *w, int64_t K, uint8_t *q4, float *sw_out, i
     *zw_out = zw;
 }
 
-static void quantize_slab(const float *w, int64_t K, int group, int32_t param, void *scratch, uint8_t *const dst[])
+static void quantize_slab(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[])
 {
+    (void)layer;
     const int G = group ? group : (int)K;
     (void)param;
     uint8_t *q4 = (uint8_t *)scratch + QJIT__PACK_N * K;

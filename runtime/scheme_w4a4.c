@@ -14,9 +14,6 @@
 
 enum { QWEIGHT, SCALE };
 
-/* The stored nibble is Wq + 8. */
-#define W4_BIAS 8
-
 static const char *group_problem(int group)
 {
     return group != 0 ? "w4a4 has per-channel weights only (g=0)" : NULL;
@@ -34,17 +31,13 @@ static size_t scratch_bytes(int64_t K, int group)
     return (size_t)(2 * QJIT__PACK_N * K);   /* Wq, then the nibbles */
 }
 
-static void quantize_slab(const float *w, int64_t K, int group, int32_t param, void *scratch, uint8_t *const dst[])
+static void quantize_slab(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[])
 {
     (void)group;
     (void)param;
-    int8_t *q = scratch;
-    uint8_t *nib = (uint8_t *)scratch + QJIT__PACK_N * K;
-    for (int r = 0; r < QJIT__PACK_N; r++)
-        qjit__store_f32(dst[SCALE] + 4 * r, qjit__symmetric_row(w + r * K, K, 7, q + r * K));
-    for (int64_t i = 0; i < QJIT__PACK_N * K; i++)
-        nib[i] = (uint8_t)(q[i] + W4_BIAS);
-    qjit__pack4_slab(nib, K, dst[QWEIGHT]);
+    (void)layer;
+    qjit__quantize_int4_slab(w, K, scratch, dst[QWEIGHT], dst[SCALE]);
 }
 
 const qjit__scheme qjit__scheme_w4a4 = {

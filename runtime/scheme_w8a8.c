@@ -30,8 +30,10 @@ static size_t scratch_bytes(int64_t K, int group)
     return (size_t)(QJIT__PACK_N * K);
 }
 
-static void quantize_slab(const float *w, int64_t K, int group, int32_t param, void *scratch, uint8_t *const dst[])
+static void quantize_slab(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[])
 {
+    (void)layer;
     (void)group;
     (void)param;
     int8_t *q8 = scratch;

@@ -14,10 +14,10 @@
 
 /* The scheme modules, one per file. */
 extern const qjit__scheme qjit__scheme_lqq, qjit__scheme_qoq, qjit__scheme_is, qjit__scheme_w8a8,
-    qjit__scheme_w4a4;
+    qjit__scheme_w4a4, qjit__scheme_w4ax;
 
-const qjit__scheme *const qjit__schemes[] = {&qjit__scheme_lqq, &qjit__scheme_qoq, &qjit__scheme_is,
-                                             &qjit__scheme_w8a8, &qjit__scheme_w4a4};
+const qjit__scheme *const qjit__schemes[] = {&qjit__scheme_lqq,  &qjit__scheme_qoq,  &qjit__scheme_is,
+                                             &qjit__scheme_w8a8, &qjit__scheme_w4a4, &qjit__scheme_w4ax};
 const int qjit__nschemes = (int)(sizeof qjit__schemes / sizeof qjit__schemes[0]);
 
 const qjit__scheme *qjit__scheme_get(qjit_scheme id)
@@ -73,6 +73,26 @@ qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out)
 /*------------------------------------------------------------------------
  * Shared pieces
  *------------------------------------------------------------------------*/
+
+int64_t qjit__ceil_share(double share, int64_t total)
+{
+    double want = share * (double)total;
+    int64_t keep = (int64_t)floor(want);
+    if (want - (double)keep > 1e-9 * (double)total)
+        keep++;
+    return keep < total ? keep : total;
+}
+
+void qjit__quantize_int4_slab(const float *w, int64_t K, void *scratch, uint8_t *q, uint8_t *scale)
+{
+    int8_t *wq = scratch;
+    uint8_t *nib = (uint8_t *)scratch + QJIT__PACK_N * K;
+    for (int r = 0; r < QJIT__PACK_N; r++)
+        qjit__store_f32(scale + 4 * r, qjit__symmetric_row(w + r * K, K, 7, wq + r * K));
+    for (int64_t i = 0; i < QJIT__PACK_N * K; i++)
+        nib[i] = (uint8_t)(wq[i] + 8);
+    qjit__pack4_slab(nib, K, q);
+}
 
 int qjit__round_div(int num, int den)
 {

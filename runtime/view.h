@@ -44,8 +44,16 @@ static inline const uint8_t *qjit__view_section(const qjit__weights_view *v, int
     return v->payload + v->sections[i].offset;
 }
 
+/* Whether section i of a view is the layer's own (scheme.h: layer_bytes),
+ * not slabs of its rows. */
+static inline int qjit__layer_section(const qjit__weights_view *v, int i)
+{
+    return v->scheme->layer_bytes && v->scheme->layer_bytes(i, v->K) > 0;
+}
+
 /* The view of rows n0 .. n0 + rows - 1 (multiples of 16): every section is
- * a whole number of 16-row slabs, so a sub-view is moved offsets. */
+ * a whole number of 16-row slabs (or the layer's own, kept whole), so a
+ * sub-view is moved offsets. */
 qjit__weights_view qjit__view_rows(const qjit__weights_view *v, int64_t n0, int64_t rows);
 
 #endif

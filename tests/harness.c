@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "context.h"
+#include "hash.h"
 
 #include <dlfcn.h>
 #include <ftw.h>
@@ -286,4 +287,27 @@ void qt_add_tests(Suite *s, const qt_test *tests, size_t count, int timeout)
         tcase_add_loop_test(tc, tests[i].test, 0, tests[i].loops);
         qt_add(s, tc, 0);
     }
+}
+
+void qt_reseal(uint8_t *b, size_t bytes)
+{
+    uint32_t n = qt_le32(b + 40), hbytes = qt_le32(b + 44);
+    size_t tail = 64 + 32 * (size_t)n;
+    qt_put_le(b + tail, qjit__hash64(b + hbytes, bytes - hbytes, 0), 8);
+    qt_put_le(b + tail + 8, qjit__hash64(b, tail + 8, 0), 8);
+}
+
+size_t qt_section_at(const uint8_t *b, const char *name, size_t *len)
+{
+    uint32_t n = qt_le32(b + 40), hbytes = qt_le32(b + 44);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = b + 64 + 32 * (size_t)i;
+        if (!strncmp((const char *)e, name, 16)) {
+            if (len)
+                *len = (size_t)qt_le64(e + 24);
+            return hbytes + (size_t)qt_le64(e + 16);
+        }
+    }
+    ck_abort_msg("no section %s", name);
+    return 0;
 }

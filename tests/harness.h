@@ -48,6 +48,12 @@ uint32_t qt_le32(const uint8_t *p);
 void qt_put_le(uint8_t *p, uint64_t v, int n);     /* the low n bytes of v */
 uint32_t qt_bits_of(float f);
 float qt_float_of(uint32_t u);
+/* Rewrites both hashes of a packed buffer of `bytes` (format version 2), so
+ * a deliberate change is the only thing wrong with it. */
+void qt_reseal(uint8_t *b, size_t bytes);
+/* Offset in a packed buffer of section `name` (from its table) and its
+ * size in *len (may be NULL); fails the test if there is none. */
+size_t qt_section_at(const uint8_t *b, const char *name, size_t *len);
 
 /* A scheme and a group: the cases the quantizer's and the reference's
  * suites run over, kept here so that both cover the same ones. Defined in

@@ -46,7 +46,7 @@ START_TEST(defaults)
     ck_assert_int_eq(a.k, 4096);
     ck_assert_int_eq(a.m, 64);
     ck_assert_uint_eq(a.seed, QA_DEFAULT_SEED);
-    ck_assert_int_eq(a.nschemes, 5);
+    ck_assert_int_eq(a.nschemes, 6);
     ck_assert_int_eq(a.schemes[0], QJIT_SCHEME_W4A8_LQQ);
     ck_assert_int_eq(a.schemes[1], QJIT_SCHEME_W4A8_QOQ);
     ck_assert_int_eq(a.schemes[2], QJIT_SCHEME_W4A8_IS);
@@ -100,10 +100,10 @@ START_TEST(each_option)
     ck_assert_int_eq(a.schemes[2], QJIT_SCHEME_W4A8_QOQ);
     ck_assert_int_eq(a.schemes[3], QJIT_SCHEME_W8A8);
     PARSE_OK(&a, "--schemes", "all");
-    ck_assert_int_eq(a.nschemes, 5);
+    ck_assert_int_eq(a.nschemes, 6);
     ck_assert_int_eq(a.schemes[0], QJIT_SCHEME_W4A8_LQQ);
     PARSE_OK(&a, "--schemes", "w8a8,ALL");       /* what was named first stays first */
-    ck_assert_int_eq(a.nschemes, 5);
+    ck_assert_int_eq(a.nschemes, 6);
     ck_assert_int_eq(a.schemes[0], QJIT_SCHEME_W8A8);
     ck_assert_int_eq(a.schemes[1], QJIT_SCHEME_W4A8_LQQ);
 
@@ -123,6 +123,11 @@ START_TEST(each_option)
     PARSE_OK(&a, "--rblock", "16x128");
     ck_assert_int_eq(a.rblock_n, 16);
     ck_assert_int_eq(a.rblock_k, 128);
+    ck_assert_int_eq(a.na8, 3);                  /* w4ax's default INT8 shares */
+    ck_assert(a.a8[0] == 0.05 && a.a8[1] == 0.1 && a.a8[2] == 0.2);
+    PARSE_OK(&a, "--a8", "0,0.25");
+    ck_assert_int_eq(a.na8, 2);
+    ck_assert(a.a8[0] == 0.0 && a.a8[1] == 0.25);
     PARSE_OK(&a, "--sparsity", "0,0.05,.1,1");
     ck_assert_int_eq(a.nsparsity, 4);
     ck_assert(a.sparsity[0] == 0.0 && a.sparsity[1] == 0.05 && a.sparsity[2] == 0.1 && a.sparsity[3] == 1.0);
@@ -206,7 +211,7 @@ END_TEST
 
 START_TEST(bad_lists)
 {
-    PARSE_BAD("--schemes", "unknown scheme 'w4ax'", "--schemes", "lqq,w4ax");
+    PARSE_BAD("--schemes", "unknown scheme 'w4a2'", "--schemes", "lqq,w4a2");
     PARSE_BAD("--schemes", "unknown scheme 'lqq qoq'", "--schemes", "lqq qoq");
     PARSE_BAD("--schemes", "empty", "--schemes", "");
     PARSE_BAD("--schemes", "empty", "--schemes", "lqq,,qoq");
@@ -222,6 +227,8 @@ START_TEST(bad_lists)
     PARSE_BAD("--sparsity", "twice", "--sparsity", "0.1,0.10");
     PARSE_BAD("--sparsity", "empty", "--sparsity", "0.1,,0.2");
     PARSE_BAD("--sparsity", "more than 8", "--sparsity", "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8");
+    PARSE_BAD("--a8", "'1.5'", "--a8", "0.1,1.5");
+    PARSE_BAD("--a8", "twice", "--a8", "0.1,0.10");
     PARSE_BAD("--rblock", "'64'", "--rblock", "64");
     PARSE_BAD("--rblock", "'64x'", "--rblock", "64x");
     PARSE_BAD("--rblock", "'0x64'", "--rblock", "0x64");
@@ -557,8 +564,9 @@ START_TEST(plan)
     char err[1024] = "";
     qa_args_init(&a);
     ck_assert_msg(qa_make_plan(ctx, &a, &p, err, sizeof err) == 0, "%s", err);
-    /* The defaults: lqq and qoq at 0, 64, 128; is at 64, 128; w8a8 and w4a4 at 0. */
-    ck_assert_int_eq(p.njobs, 10);
+    /* The defaults: lqq and qoq at 0, 64, 128; is at 64, 128; w8a8 and w4a4
+     * at 0; w4ax at 0 with each default INT8 share. */
+    ck_assert_int_eq(p.njobs, 13);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_LQQ, 0), 0);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_LQQ, 128), 2);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_QOQ, 64), 4);
@@ -566,7 +574,10 @@ START_TEST(plan)
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_IS, 0), -1);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W8A8, 0), 8);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A4, 0), 9);
-    ck_assert_int_eq(p.nskips, 5);
+    ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4AX, 0), 10);
+    for (int i = 0; i < 3; i++)
+        ck_assert(p.jobs[10 + i].scheme == QJIT_SCHEME_W4AX && p.jobs[10 + i].a8 == a.a8[i]);
+    ck_assert_int_eq(p.nskips, 7);
     ck_assert_int_eq(p.skips[3].scheme, QJIT_SCHEME_W4A4);
     ck_assert_int_eq(p.skips[0].scheme, QJIT_SCHEME_W4A8_IS);
     ck_assert_int_eq(p.skips[0].group, 0);
@@ -581,7 +592,7 @@ START_TEST(plan)
     ck_assert_int_eq(qa_parse_args(5, argv, &a, err, sizeof err), 0);
     ck_assert_msg(qa_make_plan(NULL, &a, &p, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(p.njobs, 3);                /* lqq, qoq, is at 256 */
-    ck_assert_int_eq(p.nskips, 7);
+    ck_assert_int_eq(p.nskips, 9);
     for (int i = 0; i < p.nskips; i++)
         ck_assert(p.skips[i].reason[0]);
 
@@ -646,7 +657,8 @@ START_TEST(rows_small_layer)
     char *argv[] = {"quant-error", "--n", "512", "--k", "1024", "--m", "16", "--groups", "0,64,128,256"};
     ck_assert_int_eq(qa_parse_args(9, argv, &a, err, sizeof err), 0);
     ck_assert_msg(qa_make_plan(ctx, &a, &p, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(p.njobs, 4 + 4 + 3 + 1 + 1);    /* lqq, qoq: 0, 64, 128, 256; is: 64 .. 256; w8a8, w4a4: 0 */
+    /* lqq, qoq: 0, 64, 128, 256; is: 64 .. 256; w8a8, w4a4: 0; w4ax: 0 at three INT8 shares */
+    ck_assert_int_eq(p.njobs, 4 + 4 + 3 + 1 + 1 + 3);
 
     qa_row floor_row, rows[QA_MAX_JOBS];
     ck_assert_msg(qa_row_floor(&small, 8, &floor_row, err, sizeof err) == 0, "%s", err);
@@ -670,7 +682,7 @@ START_TEST(rows_small_layer)
         qjit_scheme s = p.jobs[i].scheme;
         int g = p.jobs[i].group;
         qa_row *r = &rows[i];
-        ck_assert_msg(qa_row_compute(ctx, &small, s, g, 0, 0, 0, r, err, sizeof err) == 0, "%s g=%d: %s",
+        ck_assert_msg(qa_row_compute(ctx, &small, s, g, 0, 0, 0, p.jobs[i].a8, r, err, sizeof err) == 0, "%s g=%d: %s",
                       qjit_scheme_name(s), g, err);
         const char *name = qjit_scheme_name(s);
         ck_assert_int_eq(r->scheme, s);
@@ -688,9 +700,11 @@ START_TEST(rows_small_layer)
         /* w4a4 sits on the INT4 activations' floor: 42% .. 68% over 40
          * seeds (1.08 .. 1.31x that floor), largest errors up to 91%:
          * bounds 100% (an uncorrelated output) and 150%. */
-        const int a4 = s == QJIT_SCHEME_W4A4;
+        /* w4ax's INT8 blocks hold the outliers: it sits between the two
+         * floors, over the INT8 one. */
+        const int a4 = s == QJIT_SCHEME_W4A4, ax = s == QJIT_SCHEME_W4AX;
         const qa_row *floor_of_row = a4 ? &floor4 : &floor_row;
-        ck_assert_int_eq(r->act_bits, a4 ? 4 : 8);
+        ck_assert_int_eq(r->act_bits, a4 || ax ? 4 : 8);
         double bound = s == QJIT_SCHEME_W8A8 ? 0.15 : a4 ? 1.0 : 0.6;
         double max_bound = s == QJIT_SCHEME_W8A8 ? 0.25 : a4 ? 1.5 : 1.0;
         ck_assert_msg(r->rel_error > 0 && r->rel_error < bound, "%s g=%d: relative error %g, bound %g", name, g,
@@ -738,7 +752,7 @@ START_TEST(rows_small_layer)
     /* A row the library refuses: its message, nothing else. */
     qa_row r;
     memset(&r, 0x5A, sizeof r);
-    ck_assert_int_eq(qa_row_compute(ctx, &small, QJIT_SCHEME_W8A8, 64, 0, 0, 0, &r, err, sizeof err), -1);
+    ck_assert_int_eq(qa_row_compute(ctx, &small, QJIT_SCHEME_W8A8, 64, 0, 0, 0, 0.0, &r, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "w8a8 g=64") && strstr(err, "per-channel"), "message: %s", err);
     ck_assert_int_eq(r.group, 0x5A5A5A5A);
 }
@@ -750,8 +764,8 @@ START_TEST(rows_deterministic)
      * is exact in integers; the double sums run in a fixed order). */
     qa_row a, b;
     char err[512] = "";
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, 0, 0, &a, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, 0, 0, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, 0, 0, 0.0, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0, 0, 0, 0.0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
 }
 END_TEST
@@ -764,7 +778,7 @@ START_TEST(rows_with_a_residual)
     qa_row r[5];
     char err[512] = "";
     for (int i = 0; i < 5; i++) {
-        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, budgets[i], 0, 0, &r[i], err, sizeof err) == 0,
+        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, budgets[i], 0, 0, 0.0, &r[i], err, sizeof err) == 0,
                       "%s", err);
         ck_assert(r[i].sparsity == budgets[i]);
         ck_assert_msg(fabs(r[i].density - budgets[i]) < 0.01, "budget %g: density %g", budgets[i], r[i].density);
@@ -792,13 +806,37 @@ START_TEST(rows_with_a_residual)
     }
     /* Another block shape is another choice, still under the dense error. */
     qa_row tall;
-    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 16, 128, &tall, err, sizeof err) == 0,
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 16, 128, 0.0, &tall, err, sizeof err) == 0,
                   "%s", err);
     ck_assert(tall.weight_error < r[0].weight_error && tall.weight_error != r[2].weight_error);
-    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 48, 64, &tall, err, sizeof err), -1);
+    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_LQQ, 128, 0.1, 48, 64, 0.0, &tall, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "INVALID_ARGUMENT"), "%s", err);   /* without a context: the status */
     /* A scheme without a residual is refused with the library's reason. */
-    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0.1, 0, 0, &r[0], err, sizeof err), -1);
+    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A8_IS, 128, 0.1, 0, 0, 0.0, &r[0], err, sizeof err), -1);
+}
+END_TEST
+
+/* w4ax: without INT8 blocks it is w4a4 to the bit; with them the INT8 part
+ * takes the outlier channels and most of the error goes (the generated
+ * tokens' outliers are 20-50x); more INT8 blocks never add error. */
+START_TEST(rows_w4ax)
+{
+    char err[512] = "";
+    qa_row a4, x[3];
+    ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A4, 0, 0, 0, 0, 0.0, &a4, err, sizeof err) == 0, "%s",
+                  err);
+    const double shares[] = {0.0, 0.05, 0.5};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4AX, 0, 0, 0, 0, shares[i], &x[i], err, sizeof err) == 0,
+                      "%s", err);
+        ck_assert(x[i].a8 == shares[i]);
+        ck_assert_int_eq(x[i].a8_channels, (int64_t)ceil(shares[i] * (double)(small.K / 128) - 1e-9) * 128);
+    }
+    ck_assert_msg(x[0].rel_error == a4.rel_error, "no INT8 blocks: %g, w4a4 %g", x[0].rel_error, a4.rel_error);
+    ck_assert_msg(x[1].rel_error < 0.75 * a4.rel_error, "5%% INT8: %g, w4a4 %g", x[1].rel_error, a4.rel_error);
+    ck_assert_msg(x[2].rel_error <= x[1].rel_error * 1.02, "50%% INT8: %g, 5%%: %g", x[2].rel_error, x[1].rel_error);
+    /* A budget it does not take (no residual) is refused with the reason. */
+    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4AX, 0, 0.1, 0, 0, 0.05, &x[0], err, sizeof err), -1);
 }
 END_TEST
 
@@ -836,6 +874,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(rows, rows_small_layer);
     tcase_add_test(rows, rows_deterministic);
     tcase_add_test(rows, rows_with_a_residual);
+    tcase_add_test(rows, rows_w4ax);
     tcase_set_timeout(rows, 60);
     qt_add(s, rows, 0);
     return s;

@@ -34,7 +34,7 @@ expect 2 "--n: 'abc' is not an integer" -- demo --n abc --cache-dir "$tmp/demo"
 expect 2 "--k: '0' must be at least 64" -- demo --k 0 --cache-dir "$tmp/demo"
 expect 2 "group 100 cannot be packed" -- demo --group 100 --cache-dir "$tmp/demo"
 expect 2 "--m: '0' must be at least 1" -- demo --m 0 --cache-dir "$tmp/demo"
-expect 2 "'w4ax' is not a scheme" -- demo --scheme w4ax --cache-dir "$tmp/demo"
+expect 2 "'w4a2' is not a scheme" -- demo --scheme w4a2 --cache-dir "$tmp/demo"
 expect 2 "--sparsity: '2' is not a budget in [0, 1]" -- demo --sparsity 2 --cache-dir "$tmp/demo"
 expect 2 "w4a8-is takes no sparse residual" -- demo --scheme is --sparsity 0.1 --cache-dir "$tmp/demo"
 expect 2 "--sparsity: budget '.1' is given twice" -- bench --sparsity 0.1,.1

@@ -2020,7 +2020,8 @@ END_TEST
 START_TEST(scheme_names)
 {
     static const struct { qjit_scheme s; const char *name; } names[] = {
-        {LQQ, "w4a8-lqq"}, {QOQ, "w4a8-qoq"}, {IS, "w4a8-is"}, {W8A8, "w8a8"}, {W4A4, "w4a4"}};
+        {LQQ, "w4a8-lqq"}, {QOQ, "w4a8-qoq"}, {IS, "w4a8-is"}, {W8A8, "w8a8"}, {W4A4, "w4a4"},
+        {QJIT_SCHEME_W4AX, "w4ax"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         ck_assert_str_eq(qjit_scheme_name(names[i].s), names[i].name);
         qjit_scheme s = (qjit_scheme)0;
@@ -2036,7 +2037,7 @@ START_TEST(scheme_names)
         ck_assert_msg(qjit_scheme_from_name(spellings[i].name, &s) == QJIT_OK && s == spellings[i].s, "'%s'",
                       spellings[i].name);
     }
-    const char *bad[] = {"", "w4ax", "lqq ", "w4a8-lqqq", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    const char *bad[] = {"", "w4a2", "lqq ", "w4a8-lqqq", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         qjit_scheme s = (qjit_scheme)77;
         ck_assert_int_eq(qjit_scheme_from_name(bad[i], &s), QJIT_INVALID_ARGUMENT);
@@ -2046,9 +2047,9 @@ START_TEST(scheme_names)
     ck_assert_int_eq(qjit_scheme_from_name(NULL, &s), QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit_scheme_from_name("lqq", NULL), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_null(qjit_scheme_name((qjit_scheme)0));
-    ck_assert_ptr_null(qjit_scheme_name((qjit_scheme)6));
+    ck_assert_ptr_null(qjit_scheme_name((qjit_scheme)7));
     /* The registry lists each scheme once, under its own value. */
-    ck_assert_int_eq(qjit__nschemes, 5);
+    ck_assert_int_eq(qjit__nschemes, 6);
     for (int i = 0; i < qjit__nschemes; i++)
         ck_assert(qjit__scheme_get(qjit__schemes[i]->id) == qjit__schemes[i]);
 }

@@ -75,30 +75,6 @@ static qjit_residual_info residual_info(const packed *p)
     return info;
 }
 
-/* Recomputes both hashes of a version-2 buffer after an edit. */
-static void reseal(uint8_t *b, size_t bytes)
-{
-    uint32_t n = qt_le32(b + 40), hbytes = qt_le32(b + 44);
-    size_t tail = 64 + 32 * (size_t)n;
-    qt_put_le(b + tail, qjit__hash64(b + hbytes, bytes - hbytes, 0), 8);
-    qt_put_le(b + tail + 8, qjit__hash64(b, tail + 8, 0), 8);
-}
-
-/* Offset in the buffer of section `name` (from the table), and its size. */
-static size_t section_at(const uint8_t *b, const char *name, size_t *len)
-{
-    uint32_t n = qt_le32(b + 40), hbytes = qt_le32(b + 44);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = b + 64 + 32 * (size_t)i;
-        if (!strncmp((const char *)e, name, 16)) {
-            if (len)
-                *len = (size_t)qt_le64(e + 24);
-            return hbytes + (size_t)qt_le64(e + 16);
-        }
-    }
-    ck_abort_msg("no section %s", name);
-    return 0;
-}
 
 /*------------------------------------------------------------------------*/
 
@@ -292,7 +268,7 @@ static char *kept_map(const packed *p, const qjit_residual_info *info, int64_t k
 {
     char *map = calloc((size_t)info->total_blocks, 1);
     size_t len;
-    const uint8_t *rptr = p->b + section_at(p->b, "rptr", &len), *ridx = p->b + section_at(p->b, "ridx", NULL);
+    const uint8_t *rptr = p->b + qt_section_at(p->b, "rptr", &len), *ridx = p->b + qt_section_at(p->b, "ridx", NULL);
     int64_t rows = (int64_t)(len / 4) - 1;
     for (int64_t r = 0; r < rows; r++)
         for (uint32_t j = qt_le32(rptr + 4 * r); j < qt_le32(rptr + 4 * (r + 1)); j++)
@@ -447,7 +423,7 @@ START_TEST(corrupted_residual_refused)
     qjit__weights_view v;
     ck_assert_int_eq(qjit__weights_view_init(ctx, p.b, p.bytes, 1, &v), QJIT_OK);
     ck_assert_int_eq(v.residual.blocks, 8);    /* half of 4 x 4 */
-    size_t rptr = section_at(p.b, "rptr", NULL), ridx = section_at(p.b, "ridx", NULL);
+    size_t rptr = qt_section_at(p.b, "rptr", NULL), ridx = qt_section_at(p.b, "ridx", NULL);
     enum { FIELD, RPTR_AT, RIDX_AT, TRUNCATE, NAME } kinds;
     (void)kinds;
     struct { int kind; size_t at; uint64_t value; int n; const char *what; } cases[] = {
@@ -478,7 +454,7 @@ START_TEST(corrupted_residual_refused)
         case TRUNCATE: bytes -= 1; break;
         case NAME: b[64 + 32 * 4] = 'x'; break;    /* rptr's name, after QoQ's four */
         }
-        reseal(b, bytes);
+        qt_reseal(b, bytes);
         qjit_status st = qjit__weights_view_init(ctx, b, bytes, 1, &v);
         ck_assert_msg(st == QJIT_CORRUPT_WEIGHTS, "%s: accepted (status %d)", cases[i].what, (int)st);
         free(b);
@@ -497,7 +473,7 @@ START_TEST(corrupted_residual_refused)
         }
     }
     ck_assert_msg(swapped, "no row block with two kept blocks to swap");
-    reseal(b, p.bytes);
+    qt_reseal(b, p.bytes);
     ck_assert_int_eq(qjit__weights_view_init(ctx, b, p.bytes, 1, &v), QJIT_CORRUPT_WEIGHTS);
     /* A flipped value bit without resealing: the payload checksum. */
     memcpy(b, p.b, p.bytes);
@@ -538,12 +514,12 @@ START_TEST(residual_sums_stay_int8)
             lo = wq[i] < lo ? wq[i] : lo;
             hi = wq[i] > hi ? wq[i] : hi;
         }
-        size_t len = 0, at = section_at(p.b, "rweight", &len);
+        size_t len = 0, at = qt_section_at(p.b, "rweight", &len);
         for (int nib = 0; nib < 16; nib += 15) {
             uint8_t *b = qt_xmalloc(p.bytes);
             memcpy(b, p.b, p.bytes);
             memset(b + at, nib | nib << 4, len);
-            reseal(b, p.bytes);
+            qt_reseal(b, p.bytes);
             ck_assert_int_eq(qjit__weights_view_init(ctx, b, p.bytes, 1, &v), QJIT_OK);
             int r8 = nib - 8, want_bad = hi + r8 > 127 || lo + r8 < -128;
             qjit_status st = qjit__residual_check_sums(ctx, &v);
@@ -584,7 +560,7 @@ START_TEST(sparse_buffer_is_no_other_scheme)
         uint8_t *b = qt_xmalloc(p.bytes);
         memcpy(b, p.b, p.bytes);
         qt_put_le(b + 12, (uint64_t)others[i], 4);
-        reseal(b, p.bytes);
+        qt_reseal(b, p.bytes);
         qjit__weights_view v;
         ck_assert_msg(qjit__weights_view_init(qt_bare_context(), b, p.bytes, 1, &v) == QJIT_CORRUPT_WEIGHTS,
                       "accepted as scheme %d", (int)others[i]);

@@ -1,0 +1,208 @@
+/* scheme_w4ax.c -- w4ax on the host (COMET's W4Ax, docs/schemes.md): w4a4's
+ * per-channel symmetric INT4 weights over the input channels in the layer's
+ * order, a permutation that puts the channels with the largest calibration
+ * magnitude (max_t |calib[t, k]|; ties: the lower k) first, in
+ * ceil(a8_fraction x K / 128) blocks of 128 that the activations keep in
+ * INT8, each part in the caller's order within itself. The rest are INT4.
+ * Per token two scales (each part's max|x| / 127 and / 7) and two INT32
+ * sums; the epilogue Y = fmaf(float(acc8), sx8 sw, float(acc4) (sx4 sw)).
+ *
+ * Sections: qweight (4-bit blocks holding Wq + 8, columns in the layer's
+ * order), scale (sw per channel, float), perm (the layer's own: K u32, the
+ * caller's channel at each position). Layer parameter: the INT8 blocks. */
+#define _POSIX_C_SOURCE 200809L
+#include "scheme.h"
+#include "bytes.h"
+#include "core.h"
+#include "fp16.h"
+#include "layout.h"
+#include "view.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { QWEIGHT, SCALE, PERM };
+
+#define A_BLOCK 128   /* activation channels per precision block */
+
+static const char *group_problem(int group)
+{
+    return group != 0 ? "w4ax has per-channel weights only (g=0)" : NULL;
+}
+
+static const char *k_problem(int64_t K)
+{
+    return K % A_BLOCK ? "w4ax's activations come in blocks of 128 channels" : NULL;
+}
+
+static size_t slab_bytes(int i, int64_t K, int group)
+{
+    (void)group;
+    return i == QWEIGHT ? (size_t)(QJIT__PACK_N * K / 2) : i == SCALE ? QJIT__PACK_N * sizeof(float) : 0;
+}
+
+static size_t layer_bytes(int i, int64_t K)
+{
+    return i == PERM ? (size_t)K * sizeof(uint32_t) : 0;
+}
+
+static size_t scratch_bytes(int64_t K, int group)
+{
+    (void)group;
+    /* The slab in the layer's column order, then w4a4's scratch. */
+    return (size_t)QJIT__PACK_N * (size_t)K * (sizeof(float) + 2);
+}
+
+/* A channel's calibration magnitude and index, for the ranking. */
+typedef struct channel_rank {
+    float amax;
+    int64_t k;
+} channel_rank;
+
+static int by_magnitude(const void *a, const void *b)
+{
+    const channel_rank *x = a, *y = b;
+    if (x->amax != y->amax)
+        return x->amax > y->amax ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+void qjit__w4ax_order(const float *amax, int64_t K, int64_t a8_channels, uint32_t *perm, void *scratch)
+{
+    channel_rank *rank = scratch;
+    uint8_t *top = (uint8_t *)(rank + K);
+    for (int64_t k = 0; k < K; k++) {
+        rank[k] = (channel_rank){amax[k], k};
+        top[k] = 0;
+    }
+    qsort(rank, (size_t)K, sizeof *rank, by_magnitude);
+    for (int64_t i = 0; i < a8_channels; i++)
+        top[rank[i].k] = 1;
+    int64_t at8 = 0, at4 = a8_channels;
+    for (int64_t k = 0; k < K; k++)
+        perm[top[k] ? at8++ : at4++] = (uint32_t)k;
+}
+
+size_t qjit__w4ax_order_scratch(int64_t K)
+{
+    return (size_t)K * (sizeof(channel_rank) + 1);
+}
+
+/* The INT8 blocks of a_fraction, the calibration magnitudes, and the order. */
+static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int group, const qjit_quantize_options *o,
+                                 int32_t *param, uint8_t *const layer[])
+{
+    (void)group;
+    int64_t K = w->K, blocks = K / A_BLOCK;
+    const char *name = o->layer_name ? o->layer_name : "the layer";
+    double f = o->a8_fraction;
+    if (!isfinite(f) || f < 0.0 || f > 1.0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: a8_fraction = %g must be a share in [0, 1]", name, f);
+    int64_t a8 = qjit__ceil_share(f, blocks);
+    if (a8 > 0 && !o->calib)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: w4ax with a8_fraction = %g needs calibration rows "
+                           "(calib, calib_rows) to choose its INT8 channels%s", name, f,
+                           o->hessian_diag ? " (a Hessian diagonal holds no magnitudes)" : "");
+    if (o->calib && (o->calib_rows <= 0 || (o->calib_dtype != QJIT_DTYPE_F16 && o->calib_dtype != QJIT_DTYPE_F32)))
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration rows: calib_rows = %lld must be > 0 and "
+                           "calib_dtype (%d) F16 or F32", (long long)o->calib_rows, (int)o->calib_dtype);
+    size_t amax_bytes = (size_t)K * sizeof(float), scratch = qjit__w4ax_order_scratch(K);
+    float *amax = qjit__alloc(ctx, amax_bytes);
+    void *work = qjit__alloc(ctx, scratch);
+    qjit_status st = QJIT_OK;
+    if (!amax || !work)
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory ordering %lld channels", (long long)K);
+    for (int64_t k = 0; st == QJIT_OK && k < K; k++)
+        amax[k] = 0.0f;
+    for (int64_t t = 0; st == QJIT_OK && a8 > 0 && t < o->calib_rows; t++)
+        for (int64_t k = 0; k < K; k++) {
+            size_t i = (size_t)(t * K + k);
+            float x = o->calib_dtype == QJIT_DTYPE_F32 ? ((const float *)o->calib)[i]
+                                                        : qjit__half_to_float(((const uint16_t *)o->calib)[i]);
+            if (!isfinite(x)) {
+                st = qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration value X[%lld, %lld] is %s", (long long)t,
+                                 (long long)k, isnan(x) ? "NaN" : "infinite");
+                break;
+            }
+            if (fabsf(x) > amax[k])
+                amax[k] = fabsf(x);
+        }
+    if (st == QJIT_OK) {
+        uint32_t *perm = qjit__alloc(ctx, (size_t)K * sizeof(uint32_t));
+        if (!perm) {
+            st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory ordering %lld channels", (long long)K);
+        } else {
+            qjit__w4ax_order(amax, K, a8 * A_BLOCK, perm, work);
+            for (int64_t j = 0; j < K; j++)
+                qjit__store_u32(layer[PERM] + 4 * j, perm[j]);
+            qjit__free(ctx, perm, (size_t)K * sizeof(uint32_t));
+            *param = (int32_t)a8;
+        }
+    }
+    qjit__free(ctx, amax, amax_bytes);
+    qjit__free(ctx, work, scratch);
+    return st;
+}
+
+static void quantize_slab(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                          void *scratch, uint8_t *const dst[])
+{
+    (void)group;
+    (void)param;
+    float *wp = scratch;
+    for (int r = 0; r < QJIT__PACK_N; r++)
+        for (int64_t j = 0; j < K; j++)
+            wp[r * K + j] = w[r * K + qjit__load_u32(layer[PERM] + 4 * j)];
+    qjit__quantize_int4_slab(wp, K, wp + QJIT__PACK_N * K, dst[QWEIGHT], dst[SCALE]);
+}
+
+static const char *param_problem(int32_t param, int64_t K)
+{
+    return param < 0 || param > K / A_BLOCK ? "w4ax's INT8 blocks must number 0 .. K / 128" : NULL;
+}
+
+/* The stored order must be a permutation of the K channels. */
+static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
+{
+    size_t bytes = (size_t)v->K;
+    uint8_t *seen = qjit__alloc(ctx, bytes);
+    if (!seen)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory checking %lld channels", (long long)v->K);
+    memset(seen, 0, bytes);
+    const uint8_t *perm = qjit__view_section(v, PERM);
+    qjit_status st = QJIT_OK;
+    for (int64_t j = 0; j < v->K; j++) {
+        uint32_t k = qjit__load_u32(perm + 4 * j);
+        if (k >= (uint64_t)v->K || seen[k]) {
+            st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight w4ax buffer: position %lld holds channel %u, "
+                             "%s (the order must be a permutation of the %lld channels)", (long long)j, k,
+                             k >= (uint64_t)v->K ? "past K" : "held twice", (long long)v->K);
+            break;
+        }
+        seen[k] = 1;
+    }
+    qjit__free(ctx, seen, bytes);
+    return st;
+}
+
+const qjit__scheme qjit__scheme_w4ax = {
+    .id = QJIT_SCHEME_W4AX,
+    .name = "w4ax",
+    .nsections = 3,
+    .sections = {"qweight", "scale", "perm"},
+    .act_bits = 4,
+    .two_part = 1,
+    .group_problem = group_problem,
+    .k_problem = k_problem,
+    .slab_bytes = slab_bytes,
+    .layer_bytes = layer_bytes,
+    .scratch_bytes = scratch_bytes,
+    .prepare_layer = prepare_layer,
+    .quantize_slab = quantize_slab,
+    .param_problem = param_problem,
+    .check_layer = check_layer,
+    .operand = qjit__operand_offset8,
+    .scale_section = 1,
+    .zero_section = -1,
+};
