@@ -501,8 +501,7 @@ static qjit_status view_init(qjit_context *ctx, const void *packed, size_t bytes
             return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header padding is not zero");
     int32_t param = (int32_t)qjit__load_u32(hdr + HDR_PARAM);
     const char *param_why = l.scheme->param_problem ? l.scheme->param_problem(param, K) : NULL;
-    if (l.scheme->param_problem ? param_why != NULL
-                                : (l.scheme->param_is_alpha ? (param < -64 || param > 64) : param != 0))
+    if (param_why || (!l.scheme->param_problem && param != 0))
         return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight header has parameter %d, which scheme %s does "
                            "not take%s%s", param, l.scheme->name, param_why ? ": " : "", param_why ? param_why : "");
     const uint8_t *payload = hdr + hbytes;

@@ -41,7 +41,6 @@
 #define MR 4                     /* tokens per register block */
 #define NR 4                     /* output channels per register block */
 #define PANEL_ROWS 64            /* output channels one thread dequantizes at once */
-#define TWO_PART_BLOCK 128       /* a two-part layer's INT8 channels come in blocks of this many */
 /* Inner sums stay in int32 without overflow for this many k
  * (65536 * 128 * 127 < 2^31); longer rows add chunks modulo 2^32, which is
  * what the GPU's int32 accumulator does. Groups (at most K_CHUNK) are summed
@@ -80,7 +79,8 @@ static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, i
     return scale;
 }
 
-static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X);
+static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, const int8_t *Xq,
+                                const float *sx);
 
 qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X,
                                                 int8_t *Xq, float *sx)
@@ -95,17 +95,7 @@ qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activations are quantized to 8 or 4 bits, not %d", bits);
     /* The largest magnitude: 127 for INT8, 7 for INT4 (symmetric). */
     const float limit = bits == 8 ? 127.0f : 7.0f;
-    if (M <= 0 || K <= 0)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation shape must be positive, got M=%lld K=%lld",
-                           (long long)M, (long long)K);
-    if (!X || !Xq || !sx)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !X ? "X" : !Xq ? "Xq" : "sx");
-    size_t elements;
-    if (!qjit__mul_size((size_t)M, (size_t)K, &elements) || elements > (size_t)INT64_MAX)
-        return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
-
-    /* Scan everything first so that bad input leaves the outputs untouched. */
-    qjit_status st = check_tokens(ctx, M, K, X);
+    qjit_status st = check_tokens(ctx, M, K, X, Xq, sx);
     if (st != QJIT_OK)
         return st;
 
@@ -114,10 +104,20 @@ qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits
     return QJIT_OK;
 }
 
-/* Scans X (M x K, FP16) for NaN and infinity: bad input leaves the outputs
+/* The arguments of an activation quantization, and X (M x K, FP16) scanned
+ * for NaN and infinity first, so that bad input leaves the outputs
  * untouched. */
-static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X)
+static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, const int8_t *Xq,
+                                const float *sx)
 {
+    if (M <= 0 || K <= 0)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation shape must be positive, got M=%lld K=%lld",
+                           (long long)M, (long long)K);
+    if (!X || !Xq || !sx)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !X ? "X" : !Xq ? "Xq" : "sx");
+    size_t elements;
+    if (!qjit__mul_size((size_t)M, (size_t)K, &elements) || elements > (size_t)INT64_MAX)
+        return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
     for (int64_t m = 0; m < M; m++)
         for (int64_t k = 0; k < K; k++) {
             uint16_t h = X[m * K + k];
@@ -145,23 +145,14 @@ qjit_status qjit_weights_activation(qjit_context *ctx, const void *packed, size_
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
     if (st != QJIT_OK)
         return st;
-    qjit_activation_info out = {info->struct_size, v.scheme->act_bits ? v.scheme->act_bits : 8, 1, 0, 0};
+    qjit_activation_info out = {info->struct_size, qjit_scheme_activation_bits(v.scheme->id), 1, 0, 0};
     if (v.scheme->two_part) {
         out.parts = 2;
-        out.a8_channels = (int64_t)v.param * TWO_PART_BLOCK;
+        out.a8_channels = qjit__int8_channels(&v);
         out.permuted = 1;
     }
     memcpy(info, &out, info->struct_size);
     return QJIT_OK;
-}
-
-/* The section named "perm" of a view (the layer's channel order), or NULL. */
-static const uint8_t *view_perm(const qjit__weights_view *v)
-{
-    for (int i = 0; i < v->nsections; i++)
-        if (!strcmp(v->sections[i].name, "perm"))
-            return qjit__view_section(v, i);
-    return NULL;
 }
 
 qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *packed, size_t bytes, uint32_t *perm)
@@ -172,7 +163,7 @@ qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *packed, si
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
     if (st != QJIT_OK)
         return st;
-    const uint8_t *p = view_perm(&v);
+    const uint8_t *p = qjit__view_order(&v);
     for (int64_t j = 0; j < v.K; j++)
         perm[j] = p ? qjit__load_u32(p + 4 * j) : (uint32_t)j;
     return QJIT_OK;
@@ -186,19 +177,12 @@ qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const voi
     if (st != QJIT_OK)
         return st;
     if (!v.scheme->two_part)
-        return qjit_reference_quantize_activations_bits(ctx, v.scheme->act_bits ? v.scheme->act_bits : 8, M, v.K,
-                                                        X, Xq, sx);
-    int64_t K = v.K, a8 = (int64_t)v.param * TWO_PART_BLOCK;
-    if (M <= 0)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M must be > 0, got %lld", (long long)M);
-    if (!X || !Xq || !sx)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !X ? "X" : !Xq ? "Xq" : "sx");
-    size_t elements;
-    if (!qjit__mul_size((size_t)M, (size_t)K, &elements) || elements > (size_t)INT64_MAX)
-        return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
-    if ((st = check_tokens(ctx, M, K, X)) != QJIT_OK)
+        return qjit_reference_quantize_activations_bits(ctx, qjit_scheme_activation_bits(v.scheme->id), M, v.K, X,
+                                                        Xq, sx);
+    int64_t K = v.K, a8 = qjit__int8_channels(&v);
+    if ((st = check_tokens(ctx, M, K, X, Xq, sx)) != QJIT_OK)
         return st;
-    const uint8_t *perm = view_perm(&v);   /* the layer's channel order */
+    const uint8_t *perm = qjit__view_order(&v);
     for (int64_t m = 0; m < M; m++) {
         sx[2 * m] = quantize_part(X + m * K, perm, 0, a8, 127.0f, Xq + m * K);
         sx[2 * m + 1] = quantize_part(X + m * K, perm, a8, K - a8, 7.0f, Xq + m * K + a8);
@@ -320,25 +304,20 @@ static void gemm_panel(const gemm_job *job, int8_t *wq, int8_t *r8, uint8_t *scr
         const int8_t *x = job->Xq + m0 * K;
         for (int64_t j0 = 0; j0 < rows; j0 += NR) {
             const int8_t *w = wq + j0 * K;
-            uint32_t sum[MR * NR] = {0}, scale[NR] = {1, 1, 1, 1};
+            uint32_t sum[MR * NR] = {0}, sum4[MR * NR] = {0}, scale[NR] = {1, 1, 1, 1};
             if (fold) {
                 for (int64_t gi = 0; gi < K / G; gi++) {
                     for (int j = 0; j < NR; j++)
                         scale[j] = (uint32_t)v->scheme->group_scale(v, n_begin + j0 + j, gi);
                     add_dots(job, x, mrows, w, gi * G, G, scale, sum);
                 }
-            } else if (job->a8 >= 0) {
-                /* Two parts, each its own INT32 sums. */
-                uint32_t sum4[MR * NR] = {0};
-                for (int64_t k0 = 0; k0 < job->a8; k0 += K_CHUNK)
-                    add_dots(job, x, mrows, w, k0, job->a8 - k0 < K_CHUNK ? job->a8 - k0 : K_CHUNK, scale, sum);
-                for (int64_t k0 = job->a8; k0 < K; k0 += K_CHUNK)
-                    add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum4);
-                store_block(job, m0, mrows, n_begin + j0, sum, sum4);
-                continue;
             } else {
-                for (int64_t k0 = 0; k0 < K; k0 += K_CHUNK)
-                    add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum);
+                /* A two-part layer's INT8 part into sum, its INT4 part into sum4. */
+                int64_t split = job->a8 >= 0 ? job->a8 : K;
+                for (int64_t k0 = 0; k0 < split; k0 += K_CHUNK)
+                    add_dots(job, x, mrows, w, k0, split - k0 < K_CHUNK ? split - k0 : K_CHUNK, scale, sum);
+                for (int64_t k0 = split; k0 < K; k0 += K_CHUNK)
+                    add_dots(job, x, mrows, w, k0, K - k0 < K_CHUNK ? K - k0 : K_CHUNK, scale, sum4);
             }
             if (r8) {
                 /* The residual's own MMAs into the same INT32 sums: the four
@@ -347,7 +326,7 @@ static void gemm_panel(const gemm_job *job, int8_t *wq, int8_t *r8, uint8_t *scr
                 for (int64_t j = first; j < first + count; j++)
                     add_dots(job, x, mrows, r8 + j0 * K, qjit__residual_kblock(v, j) * bk, bk, scale, sum);
             }
-            store_block(job, m0, mrows, n_begin + j0, sum, NULL);
+            store_block(job, m0, mrows, n_begin + j0, sum, job->a8 >= 0 ? sum4 : NULL);
         }
     }
 }
@@ -395,7 +374,7 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
         rowsum[m] = (int32_t)s;
     }
     gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .rowsum = rowsum,
-                    .acc = acc, .Y = Y, .a8 = view.scheme->two_part ? (int64_t)view.param * TWO_PART_BLOCK : -1};
+                    .acc = acc, .Y = Y, .a8 = qjit__int8_channels(&view)};
     size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)view.K;
     st = qjit__parallel_for(ctx, (view.N + PANEL_ROWS - 1) / PANEL_ROWS, (view.residual.block_n ? 3 : 2) * panel_bytes,
                             gemm_panel_item, &job);

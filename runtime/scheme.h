@@ -32,9 +32,11 @@ typedef struct qjit__scheme {
     const char *sections[QJIT__MAX_SECTIONS];   /* in buffer order; the names the kernels bind */
     int param_is_alpha;          /* 1: the layer parameter is log2 of an amplifier (qjit_weights_info.alpha) */
     int act_bits;                /* the activations' bits: 8, or 4 (0 in the table means 8) */
-    int two_part;                /* 1: activations in two parts, the layer's first param x 128
-                                    channels (in its order) INT8 and the rest INT4, each with its
-                                    own scale per token and INT32 accumulator (w4ax) */
+    int two_part;                /* 1: activations in two parts, the layer's first param x
+                                    QJIT__A8_BLOCK channels (in its order, section order_section)
+                                    INT8 and the rest INT4, each with its own scale per token and
+                                    INT32 accumulator (w4ax) */
+    int order_section;           /* with two_part: the section of the layer's channel order */
     int reads_v1;                /* 1: buffers of format version 1 (qjit 0.1) may hold this scheme */
     /* Why `group` cannot be used with this scheme (NULL: it can). */
     const char *(*group_problem)(int group);
@@ -64,7 +66,7 @@ typedef struct qjit__scheme {
     void (*quantize_slab)(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
                           void *scratch, uint8_t *const dst[]);
     /* Why a stored layer parameter is not one this scheme writes for K
-     * columns (NULL: it is); NULL: only 0 (or, with param_is_alpha, -64..64). */
+     * columns (NULL: it is); NULL: only 0. */
     const char *(*param_problem)(int32_t param, int64_t K);
     /* Checks the layer's own bytes of a verified buffer (a checksum proves
      * the bytes, not that they mean anything); NULL: nothing to check.
@@ -95,6 +97,9 @@ const qjit__scheme *qjit__scheme_get(qjit_scheme id);
 /* The registered schemes (for tests and listings). */
 extern const qjit__scheme *const qjit__schemes[];
 extern const int qjit__nschemes;
+
+/* A two-part layer's INT8 channels come in blocks of this many. */
+#define QJIT__A8_BLOCK 128
 
 /* Symmetric INT8 of one row: s = max|W| / limit (1 if it underflows to 0),
  * q = clamp(round(W / s), -limit, limit), round half away from zero (a float

@@ -154,12 +154,19 @@ static int32_t group_scale(const qjit__weights_view *v, int64_t n, int64_t gi)
     return (int32_t)(lo | hi << 8);
 }
 
+static const char *param_problem(int32_t e, int64_t K)
+{
+    (void)K;
+    return e < -64 || e > 64 ? "the amplifier's exponent lies in -64 .. 64" : NULL;
+}
+
 const qjit__scheme qjit__scheme_is = {
     .id = QJIT_SCHEME_W4A8_IS,
     .name = "w4a8-is",
     .nsections = 3,
     .sections = {"qweight", "gparams", "scale"},
     .param_is_alpha = 1,
+    .param_problem = param_problem,
     .group_problem = group_problem,
     .slab_bytes = qjit__slab_bytes_q4,
     .scratch_bytes = scratch_bytes,

@@ -24,8 +24,6 @@
 
 enum { QWEIGHT, SCALE, PERM };
 
-#define A_BLOCK 128   /* activation channels per precision block */
-
 static const char *group_problem(int group)
 {
     return group != 0 ? "w4ax has per-channel weights only (g=0)" : NULL;
@@ -33,7 +31,7 @@ static const char *group_problem(int group)
 
 static const char *k_problem(int64_t K)
 {
-    return K % A_BLOCK ? "w4ax's activations come in blocks of 128 channels" : NULL;
+    return K % QJIT__A8_BLOCK ? "w4ax's activations come in blocks of 128 channels" : NULL;
 }
 
 static size_t slab_bytes(int i, int64_t K, int group)
@@ -94,7 +92,7 @@ static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int gr
                                  int32_t *param, uint8_t *const layer[])
 {
     (void)group;
-    int64_t K = w->K, blocks = K / A_BLOCK;
+    int64_t K = w->K, blocks = K / QJIT__A8_BLOCK;
     const char *name = o->layer_name ? o->layer_name : "the layer";
     double f = o->a8_fraction;
     if (!isfinite(f) || f < 0.0 || f > 1.0)
@@ -133,7 +131,7 @@ static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int gr
         if (!perm) {
             st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory ordering %lld channels", (long long)K);
         } else {
-            qjit__w4ax_order(amax, K, a8 * A_BLOCK, perm, work);
+            qjit__w4ax_order(amax, K, a8 * QJIT__A8_BLOCK, perm, work);
             for (int64_t j = 0; j < K; j++)
                 qjit__store_u32(layer[PERM] + 4 * j, perm[j]);
             qjit__free(ctx, perm, (size_t)K * sizeof(uint32_t));
@@ -159,7 +157,7 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t param, c
 
 static const char *param_problem(int32_t param, int64_t K)
 {
-    return param < 0 || param > K / A_BLOCK ? "w4ax's INT8 blocks must number 0 .. K / 128" : NULL;
+    return param < 0 || param > K / QJIT__A8_BLOCK ? "w4ax's INT8 blocks must number 0 .. K / 128" : NULL;
 }
 
 /* The stored order must be a permutation of the K channels. */
@@ -193,6 +191,7 @@ const qjit__scheme qjit__scheme_w4ax = {
     .sections = {"qweight", "scale", "perm"},
     .act_bits = 4,
     .two_part = 1,
+    .order_section = PERM,
     .group_problem = group_problem,
     .k_problem = k_problem,
     .slab_bytes = slab_bytes,

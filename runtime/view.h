@@ -51,6 +51,20 @@ static inline int qjit__layer_section(const qjit__weights_view *v, int i)
     return v->scheme->layer_bytes && v->scheme->layer_bytes(i, v->K) > 0;
 }
 
+/* A two-part layer's INT8 channels (the first ones of its order); -1 for a
+ * layer of one part. */
+static inline int64_t qjit__int8_channels(const qjit__weights_view *v)
+{
+    return v->scheme->two_part ? (int64_t)v->param * QJIT__A8_BLOCK : -1;
+}
+
+/* A two-part layer's channel order (K little-endian u32: the caller's
+ * channel at each position); NULL: the caller's own. */
+static inline const uint8_t *qjit__view_order(const qjit__weights_view *v)
+{
+    return v->scheme->two_part ? qjit__view_section(v, v->scheme->order_section) : NULL;
+}
+
 /* The view of rows n0 .. n0 + rows - 1 (multiples of 16): every section is
  * a whole number of 16-row slabs (or the layer's own, kept whole), so a
  * sub-view is moved offsets. */
