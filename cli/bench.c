@@ -766,9 +766,18 @@ static int check_values(const qb_bench_args *a, const qjit_scheme *schemes, int 
         qjit_context *ctx = cli_context("sm_90a", NULL);
         if (!ctx)
             return -1;
-        char canon[1024];
+        /* A variant naming no budget takes each layer's (dispatch fills it
+         * in), so it is checked as a sparse key when the run has budgets:
+         * sparse-only fields (rslots) are then accepted. */
+        char canon[1024], check[1024];
+        double rho = a->sparsity[a->nsparsity - 1];
         for (int v = 0; v < a->nvariants; v++) {
-            if (qjit_key_canonicalize(ctx, a->variants[v], canon, sizeof canon) != QJIT_OK) {
+            const char *key = a->variants[v];
+            if (rho > 0 && !strstr(key, "sparsity=") && !strstr(key, "rho=")) {
+                snprintf(check, sizeof check, "sparsity=%.6g;%s", rho, key);
+                key = check;
+            }
+            if (qjit_key_canonicalize(ctx, key, canon, sizeof canon) != QJIT_OK) {
                 fprintf(stderr, "qjit bench: --variant '%s': %s\n", a->variants[v], qjit_last_error(ctx));
                 qjit_context_destroy(ctx);
                 return -1;

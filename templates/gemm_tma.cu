@@ -51,10 +51,17 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
                  :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 }
 
-/* Warp 0 fills a slot with K tile kt and its residual in two parts. First
- * lane 0, once the slot is free (WAIT: its `empty` phase of this parity),
- * announces the tile's bytes without arriving and issues its tensor copies
- * (TOKENS: the tokens too), so no residual lookup ever delays them. */
+/* Two warps fill a slot with K tile kt and its residual, each arriving once
+ * on its `full` barrier (two arrivals per phase). The residual's warp sits
+ * on another of the SM's four schedulers than warp 0 (warps take them in
+ * turn) and, with two warpgroups, in the other warpgroup: neither the
+ * scheduler that issues warp 0's copies nor one warpgroup's MMAs carry the
+ * lookup's instructions, which would pace the whole ring. */
+#define R_WARP (THREADS / 32 > 4 ? 5 : 1)
+
+/* Warp 0's part: lane 0, once the slot is free (WAIT: its `empty` phase of
+ * this parity), arrives with the tile's bytes and issues its tensor copies
+ * (TOKENS: the tokens too). */
 template <bool WAIT, bool TOKENS>
 static __device__ __forceinline__ void slot_copies(u32 stage, u32 full, u32 empty, u32 parity, int kt, int lane,
                                                    const qjit_tmap &xmap, const qjit_tmap &wmap, {{ gmap and "const qjit_tmap &gmap, " or "" }}int n_cta,
@@ -63,10 +70,18 @@ static __device__ __forceinline__ void slot_copies(u32 stage, u32 full, u32 empt
     if (lane == 0) {
         if (WAIT)
             mbar_wait(empty, parity);
-        mbar_add_tx(full, TX_BYTES);
+        mbar_expect_tx(full, TX_BYTES);
         tma_stage<true, TOKENS>(stage, full, kt, xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
     }
-    __syncwarp();   /* lane 0's wait for the slot orders the residual's copies */
+}
+
+/* The residual warp's wait for a slot (its `empty` phase of this parity):
+ * lane 0 waits, and the warp's lanes write the slot after it. */
+static __device__ __forceinline__ void slot_free(u32 empty, u32 parity, int lane)
+{
+    if (lane == 0)
+        mbar_wait(empty, parity);
+    __syncwarp();
 }
 
 /* Lane l's 16 x 64 residual block of K tile kt (16-row block l / (BK / 64),
@@ -82,14 +97,14 @@ static __device__ __forceinline__ const uint4 *tile_residual(int kt, int lane, r
 }
 
 //% if p.rslots > 0 then
-/* The residual's ring (RSLOTS slots, lib/wgmma_defs.cu) as warp 0 keeps it,
+/* The residual's ring (RSLOTS slots, lib/wgmma_defs.cu) as its warp keeps it,
  * in slice-relative K tiles: how many tiles carrying a residual it has
  * looked up with their tile (`announced`) and issued the residual of
  * (`issued`, in order: the n-th goes to slot n % RSLOTS), and the next tile
  * to look at for the next one to issue (`scan`). */
 struct residual_ring { int announced, issued, scan; };
 
-/* Then the tile's residual words: lane l looks up its block and notes
+/* The residual warp's part: lane l looks up its block of the tile and notes
  * where a present one starts in rweight; lane 0 writes the presence word
  * and the tile's ordinal among the tiles that carry a residual, and arrives
  * on the slot (which publishes the words). The blocks themselves come
@@ -119,7 +134,7 @@ static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt
  * at the earliest; every tile from there to the last looked up is still in
  * the ring, its words in its stage. `need`: the tile whose residual must be
  * in flight on return (for it the slot is waited for: the tile that used it
- * is an earlier one, which warp 0 has folded and the other warps reach
+ * is an earlier one, which this warp has folded and the other warps reach
  * without it); -1: issue only what needs no wait. */
 static __device__ __forceinline__ void residual_issue(residual_ring &ring, u32 smem_base, u32 rfull0, u32 rempty0,
                                                       int kt_now, int need, int lane, const uint4 *__restrict__ rweight)
@@ -154,10 +169,10 @@ static __device__ __forceinline__ void residual_issue(residual_ring &ring, u32 s
     }
 }
 //% else
-/* Then the residual: lane l looks up its block, each present one comes in
- * one bulk copy of 512 bytes, and lane 0 writes the stage's presence word
- * and arrives with the residual's bytes: the phase completes only after
- * this arrival, whatever lands first. */
+/* The residual warp's part: lane l looks up its block of the tile, each
+ * present one comes in one bulk copy of 512 bytes, and lane 0 writes the
+ * stage's presence word and arrives with the residual's bytes: the phase
+ * completes only after this arrival, whatever lands first. */
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
                                                      const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
                                                      int n_cta, int N, int K)
@@ -178,8 +193,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
 {{ render("lib/wgmma_head.cu", { p = p }) }}
-    /* full[s]: one arrival (with the stage's byte count) plus the TMA bytes;
-     * empty[s]: one arrival per warp once it has read the slot. */
+    /* full[s]: an arrival of each warp that fills the slot (with its byte
+     * count) plus the TMA bytes; empty[s]: one arrival per warp once it has
+     * read the slot. */
 //% local ring = p.sparse == 1 and p.rslots > 0
 //% if ring then
     /* The residual's ring likewise: rfull[r] one arrival with the bytes,
@@ -195,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% end
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full0 + s * 8, 1);
+            mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});
             mbar_init(empty0 + s * 8, THREADS / 32);
         }
 //% if ring then
@@ -210,15 +226,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     /* Fill the ring: weights first -- they do not depend on the activation
      * kernel that may still be running (programmatic dependent launch). */
 //% if p.sparse == 1 then
-    /* Every slot's tensor copies first, then each tile's residual: its
-     * blocks (one copy of 512 bytes per block present, counted into the
-     * slot's bytes) or, with a ring of its own, the first RSLOTS tiles'
-     * worth there; and the stage's presence word (published by the slot's
-     * arrival). */
-    if (warp == 0) {
+    /* Warp 0 issues every slot's tensor copies, the residual's warp each
+     * tile's residual beside them: its blocks (one copy of 512 bytes per
+     * block present, counted into the slot's bytes) or, with a ring of its
+     * own, the first RSLOTS tiles' worth there; and the stage's presence
+     * word (published by its arrival). */
+    if (warp == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s)
             slot_copies<false, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, 0u, 0u, kt_begin + s, lane, xmap, wmap,
                                       {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+    if (warp == R_WARP) {
         for (int s = 0; s < STAGES && s < ktiles; ++s)
             slot_residual(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, lane, rcur, {{ ring and "ring, " or "" }}rmask,
                           rweight, n_cta, N, K);

@@ -5,9 +5,9 @@
 //% local gmap = p.gparams_tiled == 1
 //% local ring = p.sparse == 1 and p.rslots > 0
 //% if ring then
-        /* The residual this tile needs is in flight before warp 0 waits for
-         * it (gemm_tma.cu). */
-        if (warp == 0)
+        /* The residual this tile needs is in flight before its warp waits
+         * for it (gemm_tma.cu). */
+        if (warp == R_WARP)
             residual_issue(ring, smem_base, rfull0, rempty0, kt, kt, lane, rweight);
 //% end
         mbar_wait(full0 + (kt % STAGES) * 8, (kt / STAGES) & 1);
@@ -15,19 +15,24 @@
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
          * once every warp has released it. */
 //% if p.sparse == 1 then
-        /* Warp 0: the tile's copies once the slot is free, then its
-         * residual (gemm_tma.cu). */
-        if (warp == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
+        /* Warp 0: the tile's copies once the slot is free; the residual's
+         * warp: its residual (gemm_tma.cu). */
+        if ((warp == 0 || warp == R_WARP) && kt > 0 && kt - 1 + STAGES < ktiles) {
             const int slot = (kt - 1) % STAGES;
-            const u32 st = smem_base + slot * STAGE_BYTES, full = full0 + slot * 8;
-            slot_copies<true, true>(st, full, empty0 + slot * 8, ((kt - 1) / STAGES) & 1, kt_begin + kt - 1 + STAGES, lane,
-                                    xmap, wmap, {{ gmap and "gmap, " or "" }}n_cta, m_cta);
-            slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, {{ ring and "ring, " or "" }}rmask, rweight, n_cta, N,
-                          K);
+            const u32 st = smem_base + slot * STAGE_BYTES, full = full0 + slot * 8, empty = empty0 + slot * 8;
+            const u32 parity = ((kt - 1) / STAGES) & 1;
+            if (warp == 0) {
+                slot_copies<true, true>(st, full, empty, parity, kt_begin + kt - 1 + STAGES, lane, xmap, wmap,
+                                        {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+            } else {
+                slot_free(empty, parity, lane);
+                slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, {{ ring and "ring, " or "" }}rmask, rweight, n_cta,
+                              N, K);
+            }
         }
 //% if ring then
         /* And whatever residual of the tiles ahead now has a free slot. */
-        if (warp == 0)
+        if (warp == R_WARP)
             residual_issue(ring, smem_base, rfull0, rempty0, kt, -1, lane, rweight);
 //% end
 //% else

@@ -185,6 +185,25 @@ static int wanted(qjit_scheme s)
     return 0;
 }
 
+/* QJIT_TEST_PIPES (comma-separated texts, e.g. "pipe=tma,pipe=wgmma")
+ * narrows the pipeline-looped tests to the forced variants that contain
+ * one of them, likewise. */
+static int wanted_pipe(const char *variant)
+{
+    const char *only = getenv("QJIT_TEST_PIPES");
+    if (!only || !*only)
+        return 1;
+    for (const char *p = only; *p;) {
+        size_t n = strcspn(p, ",");
+        for (const char *v = variant; n && *v; v++)
+            if (!strncmp(v, p, n))
+                return 1;
+        p += n + (p[n] == ',');
+    }
+    printf("%s: contains none of QJIT_TEST_PIPES, not run\n", variant);
+    return 0;
+}
+
 /* Every scheme with every group it takes of per channel, 64 and 128. */
 static const struct { qjit_scheme scheme; int group; } SCHEME_GROUPS[] = {
     {QJIT_SCHEME_W4A8_LQQ, 128}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_LQQ, 0},
@@ -277,7 +296,7 @@ static int create_forced(fixture *f, const char *variant)
 START_TEST(every_pipeline_bit_exact)
 {
     const int sg = _i / NPIPES, pi = _i % NPIPES;
-    if (!wanted(SCHEME_GROUPS[sg].scheme))
+    if (!wanted(SCHEME_GROUPS[sg].scheme) || !wanted_pipe(PIPES[pi]))
         return;
     fixture f;
     setup_scheme(&f, SCHEME_GROUPS[sg].scheme, 320, 1536, SCHEME_GROUPS[sg].group, 300 + _i, 1);
@@ -342,11 +361,12 @@ static const char *const RING_PIPES[] = {
 START_TEST(sparse_every_pipeline_bit_exact)
 {
     const int c = _i / NSPIPES, pi = _i % NSPIPES;
-    if (!wanted(SPARSE[c].scheme))
+    const char *variant = pi < NPIPES ? PIPES[pi] : RING_PIPES[pi - NPIPES];
+    if (!wanted(SPARSE[c].scheme) || !wanted_pipe(variant))
         return;
     fixture f;
     setup_sparse(&f, c, 384, 1536, 400 + _i, 1);
-    if (!create_forced(&f, pi < NPIPES ? PIPES[pi] : RING_PIPES[pi - NPIPES]))
+    if (!create_forced(&f, variant))
         return;
     char key[512];
     ck_assert_int_eq(qjit_linear_variant(f.lin, 5, key, sizeof key), QJIT_OK);

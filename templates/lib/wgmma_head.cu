@@ -31,8 +31,9 @@
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
 //% if p.sparse == 1 then
-    /* Warp 0's lanes look up the residual of each K tile (lib/residual.cu). */
-    residual_cursor rcur = residual_tile_start(rmask, tid, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
+    /* The lanes of one warp look up the residual of each K tile
+     * (lib/residual.cu): warp 0's, or on the TMA ring the residual's warp's. */
+    residual_cursor rcur = residual_tile_start(rmask, {{ p.tma == 1 and "lane" or "tid" }}, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
 //% end
 //% -- Pinned where ptxas otherwise serialized every wgmma (C7515: the
 //% -- cp.async pipe without per-tile group parameters, or with a residual);
