@@ -10,7 +10,8 @@ local D = {}
 -- A bucket may list `alts`: variants used instead, the first whose
 -- conditions hold (max_n: N at most this; arch: only for this target;
 -- k_multiple: K a multiple of this; min_kloop / max_kloop: at least / at
--- most this many K tiles per CTA at the split chosen).
+-- most this many K tiles per CTA at the split chosen; sparse: only for
+-- weights that carry a residual).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -96,6 +97,21 @@ end
 --   26.6 vs 28.2 (57344x8192: 108.5 vs 107.6, the one loss). Longer K loops
 --   keep the multistage tile (with the rescale, 4096x11008: 23.7 against
 --   26.4 us in the cluster).
+-- Weights with a residual (sparse twins, see sparse_stages) where the
+-- dense choice's twin costs far more than the dense kernel: the decode
+-- pipe's 8-warp tile and the multistage tiles carry the residual badly,
+-- the warpgroup pipes well (bench/results/2026-11-23-session16-h100,
+-- candidates at rho 0.1 against the dense layer):
+--   M <= 16, 4096 < N <= 8192: the 32x64 wgmma tile at split 2, not the
+--   decode twin (8192x8192: 35.6 against 45.9 us, dense 25.2; 8192x28672:
+--   104.9 against 141.2, dense 64.3).
+--   M <= 64, N > 8192: the 64x128 TMA tile at split 2, not the multistage
+--   twin (12288x4096: 27.7 against 35.4 us, dense 26.1; 22016x4096: 46.5
+--   against 54.8, dense 35.4).
+local SPARSE_16 = { sparse = true, max_n = 8192, arch = "sm_90a", k_multiple = 128, pipe = "wgmma", tile = "32x64x128",
+                    warps = "1x4", stages = 8, split = 2, reduce = "cluster" }
+local SPARSE_64 = { sparse = true, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x128x128", warps = "1x8",
+                    stages = 4, split = 2, per_sm = 2 }
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
 -- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
@@ -103,13 +119,13 @@ D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     alts = { { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
-    alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
+    alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }, SPARSE_16,
              { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
     alts = { narrow(32), { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128",
                            warps = "1x4", stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
-    alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma") } },
+    alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
@@ -265,7 +281,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local v, bm, bn, bk, split, stages, per_sm
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == archn)
-       and (not alt.k_multiple or K % alt.k_multiple == 0) then
+       and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.sparse or res) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages, per_sm = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
       local kloop = (K // bk) // split
