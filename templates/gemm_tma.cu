@@ -52,11 +52,11 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
 }
 
 /* Two warps fill a slot with K tile kt and its residual, each arriving once
- * on its `full` barrier (two arrivals per phase). The residual's warp sits
- * on another of the SM's four schedulers than warp 0 (warps take them in
- * turn) and, with two warpgroups, in the other warpgroup: neither the
- * scheduler that issues warp 0's copies nor one warpgroup's MMAs carry the
- * lookup's instructions, which would pace the whole ring. */
+ * on its `full` barrier (two arrivals per phase): warp 0 the tile's copies,
+ * the residual's warp (warp 5, in the other warpgroup, with two; warp 1
+ * measured the same) its lookup and copies. Warp 0 doing both in series
+ * paced the ring (3-9 points over dense at M >= 256, bench/results/
+ * 2026-11-23-session16-h100). */
 #define R_WARP (THREADS / 32 > 4 ? 5 : 1)
 
 /* Warp 0's part: lane 0, once the slot is free (WAIT: its `empty` phase of

@@ -32,7 +32,8 @@
             acc[i][j] = 0;
 //% if p.sparse == 1 then
     /* The lanes of one warp look up the residual of each K tile
-     * (lib/residual.cu): warp 0's, or on the TMA ring the residual's warp's. */
+     * (lib/residual.cu): warp 0's (cp.async ring) or the residual's warp's
+     * (pipe=tma, gemm_tma.cu). */
     residual_cursor rcur = residual_tile_start(rmask, {{ p.tma == 1 and "lane" or "tid" }}, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
 //% end
 //% -- Pinned where ptxas otherwise serialized every wgmma (C7515: the
