@@ -82,7 +82,7 @@ static const struct { char name[8]; qjit__slot_kind kind; } SLOT_KINDS[] = {
     {"w", QJIT__SLOT_WEIGHTS}, {"ws", QJIT__SLOT_WORKSPACE}, {"count", QJIT__SLOT_COUNT},
     {"map", QJIT__SLOT_MAP},   {"x", QJIT__SLOT_X},          {"y", QJIT__SLOT_Y},
     {"m", QJIT__SLOT_M},       {"n", QJIT__SLOT_N},          {"k", QJIT__SLOT_K},
-    {"epoch", QJIT__SLOT_EPOCH}, {"bucket", QJIT__SLOT_BUCKET},
+    {"epoch", QJIT__SLOT_EPOCH}, {"bucket", QJIT__SLOT_BUCKET}, {"param", QJIT__SLOT_PARAM},
 };
 
 /* What the records of one bucket are resolved against. */

@@ -29,7 +29,8 @@ typedef enum qjit__slot_kind {
     QJIT__SLOT_N,                /* output channels, int */
     QJIT__SLOT_K,                /* input channels, int */
     QJIT__SLOT_EPOCH,            /* the call's epoch, u64 (fused quantization) */
-    QJIT__SLOT_BUCKET            /* device address of the bucket's table (kslice, per layer) */
+    QJIT__SLOT_BUCKET,           /* device address of the bucket's table (kslice, per layer) */
+    QJIT__SLOT_PARAM             /* the layer's parameter as its kernels take it, int (a two-part layer: its INT8 channels) */
 } qjit__slot_kind;
 
 typedef struct qjit__slot {

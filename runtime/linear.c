@@ -43,6 +43,7 @@ struct qjit_linear {
     qjit_context *ctx;
     int64_t K;
     int n32, k32;                /* N and K as the kernels take them */
+    int param32;                 /* the layer's parameter as they take it (slot kind "param") */
     CUdeviceptr weights;         /* the uploaded payload */
     size_t weights_bytes;
     CUdeviceptr section[QJIT__PLAN_SECTIONS];   /* device address of each planned section */
@@ -209,6 +210,9 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
             break;
         case QJIT__SLOT_K:
             out->args[i] = &lin->k32;
+            break;
+        case QJIT__SLOT_PARAM:
+            out->args[i] = &lin->param32;
             break;
         case QJIT__SLOT_MAP:
             /* Maps of the weights are the bucket's; those of the workspace
@@ -389,6 +393,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     lin->K = v.K;
     lin->n32 = (int)v.N;
     lin->k32 = (int)v.K;
+    lin->param32 = (int)qjit__int8_channels(&v);
     pthread_mutex_init(&lin->lock, NULL);
 
     pthread_mutex_lock(&ctx->lock);

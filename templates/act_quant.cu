@@ -1,5 +1,17 @@
 // qjit variant: {{ key }}
 //
+//% if p.parts == 2 then
+// A two-part layer's activation quantization (w4ax, docs/schemes.md): token
+// row m gathered into the layer's channel order (position j holds the
+// caller's channel perm[j]), positions j < k8 quantized to INT8 and the rest
+// to INT4 values, each part per token and symmetric, one value per byte:
+//   sx[2m] = max_{j<k8} |X[m, perm[j]]| / 127, sx[2m+1] = max_{j>=k8} |..| / 7
+//   (1 for an all-zero part),
+//   Xq[m, j] = clamp(round(X[m, perm[j]] / sx), -limit, limit), round half away from zero.
+// IEEE division and roundf make it bit-identical to the CPU reference
+// (qjit_reference_quantize_activations_for).
+// One CTA of {{ p.threads }} threads per token; each thread four positions at a time.
+//% else
 // Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
 // routine, quantize_row, is lib/act_row.cu's, shared with the GEMMs that
 // quantize their own tokens), one value per byte:
@@ -10,16 +22,82 @@
 //% end
 // IEEE division and roundf make it bit-identical to the CPU reference.
 // One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values.
+//% end
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
 {{ render("lib/prelude.cu") }}
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 
+//% if p.parts == 2 then
+/* The largest |x| of four values. */
+static __device__ __forceinline__ float amax4(float a, float b, float c, float d)
+{
+    return fmaxf(fmaxf(fabsf(a), fabsf(b)), fmaxf(fabsf(c), fabsf(d)));
+}
+
+/* One value quantized with scale and limit, in the low byte. */
+static __device__ __forceinline__ u32 quant1(float x, float scale, float limit)
+{
+    const float q = fminf(fmaxf(roundf(x / scale), -limit), limit);
+    return (u32)(int)q & 0xFFu;
+}
+
+/* Token row m with every thread of the CTA: positions 4c .. 4c + 3 at a
+ * time (k8 is a multiple of 128, so the four are in one part); red: 2 x
+ * THREADS / 32 floats of shared memory. The row is read twice (the second
+ * time from L1/L2): a gather has no 16-byte loads to keep. */
+static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict__ row, const uint4 *__restrict__ perm,
+                                                          u32 *__restrict__ out, float *__restrict__ sx, int m, int K,
+                                                          int k8, float *red)
+{
+    const int quads = K / 4;
+    float a8 = 0.0f, a4 = 0.0f;
+    for (int c = threadIdx.x; c < quads; c += THREADS) {
+        const uint4 p = perm[c];
+        const float a = amax4(half_to_float(row[p.x]), half_to_float(row[p.y]), half_to_float(row[p.z]),
+                              half_to_float(row[p.w]));
+        if (4 * c < k8)
+            a8 = fmaxf(a8, a);
+        else
+            a4 = fmaxf(a4, a);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        a8 = fmaxf(a8, __shfl_xor_sync(0xFFFFFFFFu, a8, off));
+        a4 = fmaxf(a4, __shfl_xor_sync(0xFFFFFFFFu, a4, off));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        red[threadIdx.x >> 5] = a8;
+        red[THREADS / 32 + (threadIdx.x >> 5)] = a4;
+    }
+    __syncthreads();
+    a8 = red[0];
+    a4 = red[THREADS / 32];
+#pragma unroll
+    for (int w = 1; w < THREADS / 32; ++w) {
+        a8 = fmaxf(a8, red[w]);
+        a4 = fmaxf(a4, red[THREADS / 32 + w]);
+    }
+    const float s8 = a8 == 0.0f ? 1.0f : a8 / 127.0f, s4 = a4 == 0.0f ? 1.0f : a4 / 7.0f;
+    if (threadIdx.x == 0) {
+        sx[2 * m] = s8;
+        sx[2 * m + 1] = s4;
+    }
+    for (int c = threadIdx.x; c < quads; c += THREADS) {
+        const uint4 p = perm[c];
+        const bool int8 = 4 * c < k8;
+        const float scale = int8 ? s8 : s4, limit = int8 ? 127.0f : 7.0f;
+        out[c] = quant1(half_to_float(row[p.x]), scale, limit) | quant1(half_to_float(row[p.y]), scale, limit) << 8 |
+                 quant1(half_to_float(row[p.z]), scale, limit) << 16 | quant1(half_to_float(row[p.w]), scale, limit) << 24;
+    }
+}
+//% else
 {{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
+//% end
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
-    __shared__ float warp_max[THREADS / 32 * {{ p.rowsum == 1 and 2 or 1 }}];
+    __shared__ float warp_max[THREADS / 32 * {{ (p.rowsum == 1 or p.parts == 2) and 2 or 1 }}];
     const int m = blockIdx.x;
 //% if p.trigger == 1 then
     /* Let the GEMM that follows launch now: it fetches weights meanwhile and
@@ -30,5 +108,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
      * stream, so a workspace carries no state from call to call. */
     for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)
         counters[i] = 0u;
+//% if p.parts == 2 then
+    quantize_row_parts((const u16 *)X + (size_t)m * K, perm, (u32 *)Xq + (size_t)m * (K / 4), sx, m, K, k8, warp_max);
+//% else
     quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
+//% end
 }

@@ -4,14 +4,16 @@ local P = {}
 -- The kernel's parameter slots (lib/gemm.lua's slot kinds).
 function P.slots(p)
   local rowsum = p.rowsum == 1
-  local s = {
-    { name = "X", ctype = "const uint4 *__restrict__", kind = "x" },
-    { name = "Xq", ctype = "signed char *__restrict__", kind = "ws", ref = "xq" },
-    { name = "sx", ctype = "float *__restrict__", kind = "ws", ref = "sx" },
-  }
+  local s = { { name = "X", ctype = "const uint4 *__restrict__", kind = "x" } }
+  -- Two parts: the layer's channel order (K u32, a packed section).
+  if p.parts == 2 then s[#s + 1] = { name = "perm", ctype = "const uint4 *__restrict__", kind = "w", ref = "perm" } end
+  s[#s + 1] = { name = "Xq", ctype = "signed char *__restrict__", kind = "ws", ref = "xq" }
+  s[#s + 1] = { name = "sx", ctype = "float *__restrict__", kind = "ws", ref = "sx" }
   if rowsum then s[#s + 1] = { name = "rowsum", ctype = "int *__restrict__", kind = "ws", ref = "rowsum" } end
   s[#s + 1] = { name = "M", ctype = "int", kind = "m" }
   s[#s + 1] = { name = "K", ctype = "int", kind = "k" }
+  -- ... and its INT8 channels (the layer's parameter, in channels).
+  if p.parts == 2 then s[#s + 1] = { name = "k8", ctype = "int", kind = "param" } end
   s[#s + 1] = { name = "counters", ctype = "unsigned *__restrict__", kind = "ws", ref = "counters" }
   s[#s + 1] = { name = "ncounters", ctype = "int", kind = "count", ref = "counters" }
   return s
@@ -21,7 +23,10 @@ function P.check(f, arch)
   local threads = tonumber(f.threads)
   if threads % 32 ~= 0 then fail("INVALID_KEY", "threads=" .. threads .. " must be a multiple of 32") end
   local rowsum = f.rowsum == "1"
-  return { name = "qjit_act_quant_a" .. f.bits .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,
+  local parts = f.bits == "8+4" and 2 or 1
+  if parts == 2 and rowsum then fail("INVALID_KEY", "rowsum=1 is for one-part activations, not bits=8+4") end
+  return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,
+           parts = parts,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
            rowsum = rowsum and 1 or 0,
            -- It lets the GEMM after it start early (griddepcontrol.launch_dependents);

@@ -395,6 +395,88 @@ START_TEST(sparse_llama_layers_bit_exact)
 }
 END_TEST
 
+/* w4ax's activation kernel (act-quant bits=8+4), launched on its own until
+ * the scheme's GEMMs exist: each token gathered into the layer's channel
+ * order, the first k8 positions INT8 and the rest INT4 with a scale each,
+ * bit for bit the CPU reference's, at INT8 shares 0, 10 %, 25 % and 100 %
+ * (calibration rows with outlier channels choose the INT8 blocks). */
+START_TEST(w4ax_activation_kernel_bit_exact)
+{
+    static const double SHARES[] = {0, 0.1, 0.25, 1.0};
+    const int64_t K = 1536;
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.a8_fraction = SHARES[_i];
+    qt_rng r = qt_rng_make(0xA4A8u + (uint64_t)_i);
+    float *calib = malloc(sizeof(float) * (size_t)(16 * K));
+    for (int64_t i = 0; i < 16 * K; i++)
+        calib[i] = (float)(qt_normal(&r) * (i % K % 97 == 5 ? 40.0 : 1.0));
+    if (qo.a8_fraction > 0) {
+        qo.calib = calib;
+        qo.calib_dtype = QJIT_DTYPE_F32;
+        qo.calib_rows = 16;
+    }
+    fixture f;
+    setup_layer(&f, QJIT_SCHEME_W4AX, 64, K, 0, 900 + _i, 1, &qo);
+    free(calib);
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    ck_assert_int_eq(qjit_weights_activation(f.ctx, f.blob, f.bytes, &ai), QJIT_OK);
+    ck_assert_int_eq(ai.parts, 2);
+    ck_assert_int_eq(ai.a8_channels, (int64_t)ceil(SHARES[_i] * K / 128) * 128);
+    uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
+    ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
+    const qjit__kernel *kern;
+    ck_assert_msg(qjit__kernel_get(f.ctx, "kernel=act-quant;bits=8+4;threads=256", &kern) == QJIT_OK, "%s",
+                  qjit_last_error(f.ctx));
+    qjit__driver *d = f.d;
+    CUdeviceptr dP, dC;
+    CU(d->MemAlloc(&dP, sizeof(uint32_t) * (size_t)K));
+    CU(d->MemAlloc(&dC, 16));
+    CU(d->MemcpyHtoD(dP, perm, sizeof(uint32_t) * (size_t)K));
+    static const int64_t MS_ACT[] = {1, 7, 300};
+    for (size_t t = 0; t < sizeof MS_ACT / sizeof MS_ACT[0]; t++) {
+        const int64_t M = MS_ACT[t];
+        const size_t xn = (size_t)(M * K);
+        uint16_t *X = malloc(xn * 2);
+        int8_t *Xq = malloc(xn), *Xq_gpu = malloc(xn);
+        float *sx = malloc(sizeof(float) * (size_t)(2 * M)), *sx_gpu = malloc(sizeof(float) * (size_t)(2 * M));
+        /* Outlier channels where the calibration had them, and an all-zero
+         * token (both its parts' scales are then 1). */
+        for (size_t i = 0; i < xn; i++)
+            X[i] = qjit__float_to_half((float)(qt_normal(&r) * ((int64_t)i % K % 97 == 5 ? 30.0 : 1.0) *
+                                               ((int64_t)i / K == M / 2 ? 0.0 : 1.0)));
+        ck_assert_int_eq(qjit_reference_quantize_activations_for(f.ctx, f.blob, f.bytes, M, X, Xq, sx), QJIT_OK);
+        CUdeviceptr dX, dXq, dsx;
+        CU(d->MemAlloc(&dX, xn * 2));
+        CU(d->MemAlloc(&dXq, xn));
+        CU(d->MemAlloc(&dsx, sizeof(float) * (size_t)(2 * M)));
+        CU(d->MemcpyHtoD(dX, X, xn * 2));
+        int m32 = (int)M, k32 = (int)K, k8 = (int)ai.a8_channels, ncounters = 0;
+        void *args[] = {&dX, &dP, &dXq, &dsx, &m32, &k32, &k8, &dC, &ncounters};
+        CU(d->LaunchKernel(kern->function, (unsigned)M, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+        CU(d->CtxSynchronize());
+        CU(d->MemcpyDtoH(Xq_gpu, dXq, xn));
+        CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * (size_t)(2 * M)));
+        ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * (size_t)(2 * M)), "share %g M=%lld: scales differ",
+                      SHARES[_i], (long long)M);
+        for (size_t i = 0; i < xn; i++)
+            ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld: Xq[%zu] %d, reference %d", SHARES[_i], (long long)M,
+                          i, Xq_gpu[i], Xq[i]);
+        d->MemFree(dX);
+        d->MemFree(dXq);
+        d->MemFree(dsx);
+        free(X); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu);
+    }
+    printf("w4ax activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300\n", SHARES[_i],
+           (long long)ai.a8_channels);
+    d->MemFree(dP);
+    d->MemFree(dC);
+    free(perm);
+    teardown(&f);
+}
+END_TEST
+
 /* w4a8-is with group scales near the INT32 bound: weights spanning eight
  * orders of magnitude, so the amplifier is lowered until 127 x 8 x K x max S
  * fits. The accumulators, sums of S-scaled group sums, must still be exact
@@ -847,6 +929,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
+    tcase_add_loop_test(misc, w4ax_activation_kernel_bit_exact, 0, 4);
     TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);

@@ -471,6 +471,16 @@ START_TEST(schemes_generate_in_every_pipe)
     src = source_with(ctx, "kernel=act-quant", (const char *const[]){"quantize_row<THREADS, CACHED, false>", NULL},
                       (const char *const[]){"sx, rowsum, m, K", NULL});
     qjit_free(ctx, src);
+    /* A two-part layer's (w4ax): its own routine, gathering through the
+     * layer's order (a packed section) with the INT8 channels' count (the
+     * layer's parameter); no row sums with it. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4",
+                      (const char *const[]){"qjit_act_quant_a8a4(", "const uint4 *__restrict__ perm", "int k8",
+                                            "quantize_row_parts(", "a8 / 127.0f", "a4 / 7.0f", NULL},
+                      (const char *const[]){"quantize_row<", NULL});
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;rowsum=1", "not bits=8+4");
+    expect_bad(ctx, "kernel=act-quant;bits=4+8", QJIT_INVALID_KEY, "bits");
     /* INT4 activations: the same routine with a limit of 7 (a fused w4a4 GEMM too). */
     src = source_with(ctx, "kernel=act-quant;bits=4", (const char *const[]){"#define ACT_LIMIT 7.0f", NULL},
                       (const char *const[]){"#define ACT_LIMIT 127.0f", NULL});

@@ -86,8 +86,9 @@ G.FUSED_QUANTIZERS = 64
 -- The kernel's parameter slots, in order: name, C type and what the runtime
 -- binds there (kind: "w" a packed-weight section, "ws" a workspace section,
 -- "map" a tensor map, "x"/"y" the call's tokens and output, "m"/"n"/"k" the
--- sizes, "epoch" the call's epoch, "bucket" a table the layer builds for
--- the bucket). L: the scheme's layout facts.
+-- sizes, "param" the layer's parameter (a two-part layer's INT8 channels),
+-- "epoch" the call's epoch, "bucket" a table the layer builds for the
+-- bucket). L: the scheme's layout facts.
 function G.slots(p, L)
   local fused, s = p.fused == 1, {}
   local function add(name, ctype, kind, ref) s[#s + 1] = { name = name, ctype = ctype, kind = kind, ref = ref } end
