@@ -608,6 +608,13 @@ static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
                     (int)len, p);
             return -1;
         }
+        if (s == QJIT_SCHEME_W4AX) {
+            /* Its layers need an INT8 share chosen on calibration rows, which
+             * the bench does not make yet (the GPU suite's w4ax case runs them). */
+            fprintf(stderr, "qjit bench: --scheme: w4ax is not benchmarked yet (its INT8 share needs calibration "
+                            "rows; the GPU suite's w4ax case runs its layers)\n");
+            return -1;
+        }
         for (int i = 0; i < n; i++)
             if (out[i] == s) {
                 fprintf(stderr, "qjit bench: --scheme: %s given twice\n", qjit_scheme_name(s));

@@ -247,8 +247,8 @@ typedef enum qjit_scheme {
     QJIT_SCHEME_W4AX = 6         /* "w4ax": w4a4's weights over the input channels in the layer's order,
                                     its outlier channels first, in blocks of 128 kept in INT8 (the share
                                     qjit_quantize_options.a8_fraction), the rest INT4; per token one
-                                    scale and one INT32 sum per part (COMET's W4Ax). Host quantizer and
-                                    CPU reference; no GPU kernels yet */
+                                    scale and one INT32 sum per part (COMET's W4Ax). Host quantizer, CPU
+                                    reference and GPU kernels (the multistage pipe, not yet run on a GPU) */
 } qjit_scheme;
 
 /*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8",
@@ -472,8 +472,10 @@ QJIT_API qjit_status qjit_linear_forward(qjit_linear *lin, int64_t M, const void
                                          void *workspace, size_t workspace_bytes, void *stream);
 
 /*! Debug/test entry: as forward, but runs the GEMM variant with its INT32
- *  accumulator epilogue, writing acc (M x N int32) instead of Y; Xq/sx of the
- *  quantization are written to the workspace (first M*K bytes: Xq). */
+ *  accumulator epilogue, writing acc (M x N int32; a layer of two activation
+ *  parts, w4ax: two planes, the INT8 part's sums then the INT4 part's, as
+ *  qjit_reference_gemm) instead of Y; Xq/sx of the quantization are written
+ *  to the workspace (first M*K bytes: Xq, in the layer's channel order). */
 QJIT_API qjit_status qjit_linear_forward_acc(qjit_linear *lin, int64_t M, const void *X, int32_t *acc,
                                              void *workspace, size_t workspace_bytes, void *stream);
 

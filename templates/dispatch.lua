@@ -172,8 +172,23 @@ D.BUCKETS_W8 = {
   D.BUCKETS[6], D.BUCKETS[7],             -- M > 128: the 4-bit choices
 }
 
+-- Two activation parts (w4ax): the multistage pipe only (G.check_parts),
+-- on the 4-bit table's own tiles without their alternatives, K split
+-- through the workspace; each tile keeps two sums per output (the 64- and
+-- 128-row tiles at 128 accumulator registers). Not tuned: run on no GPU yet.
+D.BUCKETS_A2 = {
+  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
+  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2 },
+  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto" },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1 },
+}
+
 -- The bucket table for a scheme's weights.
 local function buckets(L)
+  if (L.parts or 1) == 2 then return D.BUCKETS_A2 end
   return L.bits == 8 and D.BUCKETS_W8 or D.BUCKETS
 end
 

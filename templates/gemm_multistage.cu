@@ -39,6 +39,9 @@
 //% end
 #define ACC_REGS (MI * NJ * 4)       /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NJ * 4)][((q) / 4) % NJ][(q) % 4]
+//% if p.parts == 2 then
+#define ACC2(q) acc4[(q) / (NJ * 4)][((q) / 4) % NJ][(q) % 4]   /* the INT4 part's sums (acc: the INT8 part's) */
+//% end
 #define ACC_NJ NJ
 /* The output tile's token (row) and weight row (column) of ACC(q). */
 #define ACC_ML(q) (warp_m * (BM / WARPS_M) + (q) / 4 % NJ * 8 + (lane & 3) * 2 + ((q) & 1))
@@ -61,6 +64,19 @@ static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 }
 
 {{ render("lib/stage_load.cu", { p = p }) }}
+/* The MMAs of one 64-k step into the sums c: both k32 halves, every 16-row
+ * A tile by every 8-token B tile. */
+static __device__ __forceinline__ void mma_step(int (&c)[MI][NJ][4], const u32 (&a)[MI][2][4], const u32 (&b)[NJ][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NJ; ++j)
+                mma_s8_16832(c[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
@@ -86,6 +102,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
         for (int j = 0; j < NJ; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
+//% if p.parts == 2 then
+    /* Two activation parts: acc sums the K tiles of the layer's first k8
+     * channels (INT8 tokens), acc4 the rest (INT4 values); k8 is a multiple
+     * of 128, so a K tile lies in one part. */
+    int acc4[MI][NJ][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j)
+            acc4[i][j][0] = acc4[i][j][1] = acc4[i][j][2] = acc4[i][j][3] = 0;
+//% end
 //% if p.sparse == 1 then
     /* Warp 0's lanes look up the tile's residual (lib/stage_load.cu). */
     residual_cursor rcur = residual_tile_start(rmask, tid, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
@@ -192,13 +219,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 ldmatrix_x4(stage + X_OFF + row * BK + x_swizzle(row, chunk) * 16,
                             b[j][0], b[j][1], b[j][2], b[j][3]);
             }
-#pragma unroll
-            for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                for (int i = 0; i < MI; ++i)
-#pragma unroll
-                    for (int j = 0; j < NJ; ++j)
-                        mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% if p.parts == 2 then
+            if ((kt_begin + kt) * BK < k8)
+                mma_step(acc, a, b);
+            else
+                mma_step(acc4, a, b);
+//% else
+            mma_step({{ p.fold == 1 and "part" or "acc" }}, a, b);
+//% end
 //% if p.fold == 1 then
             /* A group ends here, or the slice does: acc += part * S. */
             if (((kt_begin + kt) * BK + (kb + 1) * 64) % GROUP == 0 || (kt == ktiles - 1 && kb == BK / 64 - 1)) {

@@ -9,6 +9,7 @@ local function bad(msg) fail("INVALID_KEY", msg) end
 function P.check(f, arch)
   local d = G.dims(f)
   local S, L = G.scheme(f)
+  G.check_parts(f, L, "multistage")
   local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
   local stages, g, split = d.stages, d.g, d.split
   if bk ~= 64 and bk ~= 128 then bad("tile K step " .. bk .. " must be 64 or 128") end
@@ -21,12 +22,13 @@ function P.check(f, arch)
     bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
   end
   local mi, nj = bn / wn / 16, bm / wm / 8
-  -- A per-group rescale (fold) keeps the group's sums apart: twice the
-  -- accumulators.
-  local acc_regs = mi * nj * 4 * (L.fold and 2 or 1)
+  -- A per-group rescale (fold) keeps the group's sums apart, two activation
+  -- parts each part's sums: twice the accumulators.
+  local acc_regs = mi * nj * 4 * ((L.fold or (L.parts or 1) == 2) and 2 or 1)
   if acc_regs > 128 then
     bad("warp tile " .. (bm / wm) .. "x" .. (bn / wn) .. " needs " .. acc_regs .. " accumulator registers per thread (max 128)"
-        .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or ""))
+        .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or "")
+        .. ((L.parts or 1) == 2 and " with " .. f.scheme .. "'s two sums" or ""))
   end
   local ng = (g > 0 and L.gparams) and math.max(1, bk // g) or 0     -- gparams entries per n-block per stage
   local w_bytes, x_bytes, gp_bytes = bn * bk * L.bits // 8, bm * bk, (bn // 16) * ng * 32

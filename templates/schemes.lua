@@ -7,7 +7,7 @@
 -- qjit_scheme value there.
 local R = {}
 
-R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4" }
+R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4", "w4ax" }
 
 -- The scheme of a key that names none.
 R.DEFAULT = "w4a8-lqq"
@@ -19,7 +19,7 @@ local ALIASES = {
   int8 = "w8a8", ["w8a8-int8"] = "w8a8",
   int4 = "w4a4",
 }
-local PLANNED = { w4ax = true }
+local PLANNED = {}
 
 local KNOWN = {}
 for _, n in ipairs(R.NAMES) do KNOWN[n] = true end

@@ -162,10 +162,6 @@ START_TEST(default_set_compiles_for_every_arch)
             qjit_compile_info info;
             compile_ok(ctx, key, &info);
         }
-    /* The activation kernel of a two-part layer (w4ax: gathered into the
-     * layer's order, INT8 then INT4), which no default variant uses yet. */
-    qjit_compile_info aq;
-    compile_ok(ctx, "kernel=act-quant;bits=8+4;threads=256", &aq);
     ck_assert_int_ge(n, 8);
     /* ptxas made none of them slower than written (such a kernel runs, and
      * is exact, at a fraction of its speed: only this log tells). */

@@ -91,52 +91,59 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
 {
     qjit__driver *d = f->d;
     const int64_t N = f->N, K = f->K;
+    /* A layer of two activation parts (w4ax): two scales per token, two
+     * planes of sums. */
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    ck_assert_int_eq(qjit_weights_activation(f->ctx, f->blob, f->bytes, &ai), QJIT_OK);
+    const size_t parts = (size_t)ai.parts;
     size_t xn = (size_t)(M * K), yn = (size_t)(M * N), ws_bytes;
     ck_assert_int_eq(qjit_linear_workspace_size(f->lin, M, &ws_bytes), QJIT_OK);
     uint16_t *X = malloc(xn * 2), *Y = malloc(yn * 2);
     int8_t *Xq = malloc(xn), *Xq_gpu = malloc(xn);
-    float *sx = malloc((size_t)M * 4), *sx_gpu = malloc((size_t)M * 4), *Yref = malloc(yn * 4);
-    int32_t *acc = malloc(yn * 4), *acc_ref = malloc(yn * 4);
+    float *sx = malloc((size_t)M * 4 * parts), *sx_gpu = malloc((size_t)M * 4 * parts), *Yref = malloc(yn * 4);
+    int32_t *acc = malloc(yn * 4 * parts), *acc_ref = malloc(yn * 4 * parts);
     qt_rng r = qt_rng_make(stream);
     for (size_t i = 0; i < xn; i++)
         X[i] = qjit__float_to_half((float)(qt_normal(&r) * (i % 97 == 0 ? 8.0 : 1.0)));
     for (int64_t k = 0; k < K; k++)                /* an all-zero token row */
         X[(size_t)((M - 1) / 2) * K + k] = M > 2 ? 0 : X[(size_t)((M - 1) / 2) * K + k];
-    ck_assert_int_eq(qjit_reference_quantize_activations_bits(f->ctx, qjit_scheme_activation_bits(f->scheme), M, K,
-                                                              X, Xq, sx), QJIT_OK);
+    ck_assert_int_eq(qjit_reference_quantize_activations_for(f->ctx, f->blob, f->bytes, M, X, Xq, sx), QJIT_OK);
     ck_assert_int_eq(qjit_reference_gemm(f->ctx, f->blob, f->bytes, M, Xq, sx, acc_ref, Yref), QJIT_OK);
 
     CUdeviceptr dX, dY, dA, dW;
     qjit__driver_bind(f->ctx, d);
     CU(d->MemAlloc(&dX, xn * 2));
     CU(d->MemAlloc(&dY, yn * 2));
-    CU(d->MemAlloc(&dA, yn * 4));
+    CU(d->MemAlloc(&dA, yn * 4 * parts));
     CU(d->MemAlloc(&dW, ws_bytes));
     CU(d->MemcpyHtoD(dX, X, xn * 2));
     CU(d->MemsetD8(dY, 0xFF, yn * 2));            /* poison: FP16 NaN */
-    CU(d->MemsetD8(dA, 0xA5, yn * 4));
+    CU(d->MemsetD8(dA, 0xA5, yn * 4 * parts));
     CU(d->MemsetD8(dW, 0x5A, ws_bytes));
     qjit_status st = qjit_linear_forward_acc(f->lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws_bytes, NULL);
     ck_assert_msg(st == QJIT_OK, "forward_acc M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
     st = qjit_linear_forward(f->lin, M, (void *)dX, (void *)dY, NULL, 0, NULL);
     ck_assert_msg(st == QJIT_OK, "forward M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
     CU(d->CtxSynchronize());
-    CU(d->MemcpyDtoH(acc, dA, yn * 4));
+    CU(d->MemcpyDtoH(acc, dA, yn * 4 * parts));
     CU(d->MemcpyDtoH(Y, dY, yn * 2));
     CU(d->MemcpyDtoH(Xq_gpu, dW, xn));
-    CU(d->MemcpyDtoH(sx_gpu, dW + ((xn + 255) & ~(size_t)255), (size_t)M * 4));
+    CU(d->MemcpyDtoH(sx_gpu, dW + ((xn + 255) & ~(size_t)255), (size_t)M * 4 * parts));
 
-    ck_assert_msg(memcmp(sx, sx_gpu, (size_t)M * 4) == 0, "sx differs from the CPU reference (M=%lld)", (long long)M);
+    ck_assert_msg(memcmp(sx, sx_gpu, (size_t)M * 4 * parts) == 0, "sx differs from the CPU reference (M=%lld)",
+                  (long long)M);
     for (size_t i = 0; i < xn; i++)
         ck_assert_msg(Xq[i] == Xq_gpu[i], "Xq[%zu]: gpu %d cpu %d (M=%lld)", i, Xq_gpu[i], Xq[i], (long long)M);
     long long mismatches = 0, exact_half = 0;
     size_t first = 0;
-    for (size_t i = 0; i < yn; i++)
+    for (size_t i = 0; i < yn * parts; i++)
         if (acc[i] != acc_ref[i] && mismatches++ == 0)
             first = i;
-    ck_assert_msg(mismatches == 0, "M=%lld N=%lld K=%lld: %lld accumulators differ; first [%zu,%zu]: gpu %d cpu %d",
-                  (long long)M, (long long)N, (long long)K, mismatches, first / (size_t)N, first % (size_t)N,
-                  acc[first], acc_ref[first]);
+    ck_assert_msg(mismatches == 0,
+                  "M=%lld N=%lld K=%lld: %lld accumulators differ; first [%zu,%zu] (part %zu): gpu %d cpu %d",
+                  (long long)M, (long long)N, (long long)K, mismatches, first % yn / (size_t)N, first % (size_t)N,
+                  first / yn, acc[first], acc_ref[first]);
     /* FP16 output: within FP16 rounding of the FP32 reference (relative
      * 2^-11, absolute 2^-24 near zero); every element written. */
     for (size_t i = 0; i < yn; i++) {
@@ -395,8 +402,20 @@ START_TEST(sparse_llama_layers_bit_exact)
 }
 END_TEST
 
-/* w4ax's activation kernel (act-quant bits=8+4), launched on its own until
- * the scheme's GEMMs exist: each token gathered into the layer's channel
+/* 16 calibration rows of K channels for a w4ax layer (INT8 share > 0):
+ * every 97th channel an outlier, as the tokens the tests then make. */
+static void w4ax_calibrate(qjit_quantize_options *qo, float *calib, int64_t K, qt_rng *r)
+{
+    for (int64_t i = 0; i < 16 * K; i++)
+        calib[i] = (float)(qt_normal(r) * (i % K % 97 == 5 ? 40.0 : 1.0));
+    if (qo->a8_fraction > 0) {
+        qo->calib = calib;
+        qo->calib_dtype = QJIT_DTYPE_F32;
+        qo->calib_rows = 16;
+    }
+}
+
+/* w4ax's activation kernel (act-quant bits=8+4), launched on its own: each token gathered into the layer's channel
  * order, the first k8 positions INT8 and the rest INT4 with a scale each,
  * bit for bit the CPU reference's, at INT8 shares 0, 10 %, 25 % and 100 %
  * (calibration rows with outlier channels choose the INT8 blocks). */
@@ -409,13 +428,7 @@ START_TEST(w4ax_activation_kernel_bit_exact)
     qo.a8_fraction = SHARES[_i];
     qt_rng r = qt_rng_make(0xA4A8u + (uint64_t)_i);
     float *calib = malloc(sizeof(float) * (size_t)(16 * K));
-    for (int64_t i = 0; i < 16 * K; i++)
-        calib[i] = (float)(qt_normal(&r) * (i % K % 97 == 5 ? 40.0 : 1.0));
-    if (qo.a8_fraction > 0) {
-        qo.calib = calib;
-        qo.calib_dtype = QJIT_DTYPE_F32;
-        qo.calib_rows = 16;
-    }
+    w4ax_calibrate(&qo, calib, K, &r);
     fixture f;
     setup_layer(&f, QJIT_SCHEME_W4AX, 64, K, 0, 900 + _i, 1, &qo);
     free(calib);
@@ -473,6 +486,32 @@ START_TEST(w4ax_activation_kernel_bit_exact)
     d->MemFree(dP);
     d->MemFree(dC);
     free(perm);
+    teardown(&f);
+}
+END_TEST
+
+/* w4ax layers through the dispatch table (the multistage pipe, its two
+ * sums per output), bit-exact in both planes: INT8 shares 0, 10 %, 25 %
+ * and 100 % (calibration rows with outlier channels choose the INT8
+ * blocks), Llama and odd shapes, M = 1 .. 1000 and 4096. */
+START_TEST(w4ax_layers_bit_exact)
+{
+    static const struct { int64_t N, K; double share; } CASES[] = {
+        {4096, 4096, 0.1}, {11008, 4096, 0.25}, {16 * 21, 128 * 3, 0.0}, {16 * 7, 128 * 10, 1.0}};
+    const int64_t N = CASES[_i].N, K = CASES[_i].K;
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.a8_fraction = CASES[_i].share;
+    qt_rng r = qt_rng_make(0xA8A4u + (uint64_t)_i);
+    float *calib = malloc(sizeof(float) * (size_t)(16 * K));
+    w4ax_calibrate(&qo, calib, K, &r);
+    fixture f;
+    setup_layer(&f, QJIT_SCHEME_W4AX, N, K, 0, 950 + _i, 0, &qo);
+    free(calib);
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 9500 * _i + m);
+    if (_i == 0)
+        check_m(&f, 4096, 9599);
     teardown(&f);
 }
 END_TEST
@@ -915,7 +954,7 @@ Suite *qjit_test_suite(void)
     Suite *s = suite_create("gpu");
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
-    TCase *sparse_llama = tcase_create("sparse_llama");
+    TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
@@ -929,8 +968,9 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
-    tcase_add_loop_test(misc, w4ax_activation_kernel_bit_exact, 0, 4);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama};
+    tcase_add_loop_test(w4ax, w4ax_activation_kernel_bit_exact, 0, 4);
+    tcase_add_loop_test(w4ax, w4ax_layers_bit_exact, 0, 4);
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

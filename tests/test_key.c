@@ -107,12 +107,18 @@ static void expect_bad(qjit_context *ctx, const char *key, qjit_status want, con
     ck_assert_str_eq(out, "untouched");
 }
 
+static void expect_refused(qjit_context *ctx, const char *key, const char *words);
+
 START_TEST(bad_keys_are_rejected)
 {
     qjit_context *ctx = make_ctx();
     expect_bad(ctx, "scheme=w4a8-lqq;colour=red", QJIT_INVALID_KEY, "unknown field 'colour'");
     expect_bad(ctx, "scheme=foo", QJIT_INVALID_KEY, "unknown scheme 'foo'");
-    expect_bad(ctx, "scheme=w4ax", QJIT_INVALID_KEY, "no template yet");
+    /* w4ax (two activation parts) runs the multistage pipe only. */
+    expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8", "runs pipe=multistage");
+    expect_refused(ctx, "scheme=w4ax;pipe=decode;tile=16x32x64;warps=1x8", "not pipe=decode");
+    expect_refused(ctx, "scheme=w4ax;tile=16x64x128;warps=1x4;split=2;reduce=cluster", "not reduce=cluster");
+    expect_refused(ctx, "scheme=w4ax;tile=16x64x128;warps=1x4;actq=fused", "not actq=fused");
     expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
     expect_bad(ctx, "scheme=w8a8;g=128", QJIT_INVALID_KEY, "per-channel weights only");
     expect_bad(ctx, "scheme=w4a8-is;g=0", QJIT_INVALID_KEY, "needs groups along K");
@@ -505,6 +511,7 @@ START_TEST(plans_agree_with_the_host)
     static const struct { qjit_scheme s; int g; } sg[] = {
         {QJIT_SCHEME_W4A8_LQQ, 0}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0}, {QJIT_SCHEME_W4A8_QOQ, 128},
         {QJIT_SCHEME_W4A8_IS, 64}, {QJIT_SCHEME_W4A8_IS, 256}, {QJIT_SCHEME_W8A8, 0}, {QJIT_SCHEME_W4A4, 0},
+        {QJIT_SCHEME_W4AX, 0},
     };
     static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {8192, 28672}};
     for (size_t i = 0; i < sizeof sg / sizeof sg[0]; i++)
@@ -521,7 +528,8 @@ START_TEST(plans_agree_with_the_host)
             ck_assert_int_eq(plan.nsections, host->nsections);
             for (int k = 0; k < host->nsections; k++) {
                 ck_assert_str_eq(plan.sections[k].name, host->sections[k]);
-                ck_assert_uint_eq(plan.sections[k].bytes, host->slab_bytes(k, K, sg[i].g) * (size_t)(N / 16));
+                ck_assert_uint_eq(plan.sections[k].bytes, host->slab_bytes(k, K, sg[i].g) * (size_t)(N / 16) +
+                                                              (host->layer_bytes ? host->layer_bytes(k, K) : 0));
             }
             for (int b = 0; b < plan.nbuckets; b++) {
                 ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.key, host->name));
@@ -529,12 +537,21 @@ START_TEST(plans_agree_with_the_host)
                 ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm_acc.key, "epi=i32"));
                 /* The activation kernel quantizes to the scheme's bits. */
                 ck_assert(plan.buckets[b].has_quant);
-                ck_assert_msg(strstr(plan.buckets[b].quant.key, qjit_scheme_activation_bits(sg[i].s) == 4 ? "bits=4;"
+                ck_assert_msg(strstr(plan.buckets[b].quant.key, host->two_part ? "bits=8+4;"
+                                                            : qjit_scheme_activation_bits(sg[i].s) == 4 ? "bits=4;"
                                                                                                         : "bits=8;"),
                               "%s: %s", host->name, plan.buckets[b].quant.key);
                 for (int s = 0; s < plan.buckets[b].gemm.nslots; s++)
                     if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
                         ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);
+                /* A two-part layer: the multistage pipe, both kernels told its
+                 * INT8 channels, the activation kernel its order. */
+                if (host->two_part) {
+                    ck_assert_msg(strstr(plan.buckets[b].gemm.key, "pipe=multistage;"), "%s", plan.buckets[b].gemm.key);
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.signature, ",k8"));
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));
+                }
             }
             qjit__plan_release(ctx, &plan);
         }

@@ -9,11 +9,22 @@
 //% -- (columns) and pre_m[j][odd] (rows); else they are made here. A cluster
 //% -- reduction's rank stores only the rows it owns, then waits until its peers
 //% -- are done reading its shared memory.
+//% -- Two activation parts (p.parts == 2, the template defines ACC2(q)): the
+//% -- scheme's epi_value2 of both sums, or with epi i32 both planes, the
+//% -- second M x N after the first.
 //% local f16 = p.epi ~= "i32"
 //% local out = f16 and "u16" or "int"
+//% local two = (p.parts or 1) == 2
+//% local planes = (two and not f16) and 2 or 1
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
     {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF);
+//% if planes == 2 then
+#pragma unroll
+    for (int plane = 0; plane < 2; ++plane) {
+    if (plane)
+        __syncthreads();   /* the first plane's stores have read the tile */
+//% end
 #pragma unroll
     for (int i = 0; i < ACC_REGS / (ACC_NJ * 4); ++i) {
 #pragma unroll
@@ -31,11 +42,14 @@
                 for (int odd = 0; odd < 2; ++odd) {
                     const int q = q_n + j * 4 + odd;
                     const int ml = ACC_ML(q);
+//% local value = two and "epi_value2(ACC(q), ACC2(q), " or "epi_value(ACC(q), "
 //% if f16 and pre then
-                    tile[ml * LDC + nl] = float_to_half(epi_value(ACC(q), pre_m[j][odd], col));
+                    tile[ml * LDC + nl] = float_to_half({{ value }}pre_m[j][odd], col));
 //% elseif f16 then
                     const epi_row row = epi_row_load(EPI_ROW_ARGS, m_cta + ml, m_cta + ml < M);
-                    tile[ml * LDC + nl] = float_to_half(epi_value(ACC(q), row, col));
+                    tile[ml * LDC + nl] = float_to_half({{ value }}row, col));
+//% elseif planes == 2 then
+                    tile[ml * LDC + nl] = plane ? ACC2(q) : ACC(q);
 //% else
                     tile[ml * LDC + nl] = ACC(q);
 //% end
@@ -51,8 +65,11 @@
         const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
         const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
         if (m < M && n < N)
-            *(uint4 *)(Y + (size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
+            *(uint4 *)(Y + {{ planes == 2 and "(size_t)plane * M * N + " or "" }}(size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
     }
+//% if planes == 2 then
+    }
+//% end
 //% if cl then
     cluster_wait();
 //% end

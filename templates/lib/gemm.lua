@@ -33,6 +33,7 @@ function G.scheme_facts(p, L, g, sp)
   p.rowsum = L.rowsum and 1 or 0
   p.a_is_loaded = L.a_is_loaded and 1 or 0
   p.act_bits = L.act_bits or 8   -- what the tokens are quantized to (a fused GEMM does it itself)
+  p.parts = L.parts or 1         -- activation parts: two scales per token, two sums per output (w4ax)
   return p
 end
 
@@ -109,6 +110,8 @@ function G.slots(p, L)
   add("M", "int", "m")
   add("N", "int", "n")
   add("K", "int", "k")
+  -- Two parts: the INT8 part's channels (the first of the layer's order).
+  if L.parts == 2 then add("k8", "int", "param") end
   if p.split > 1 and p.cluster == 1 then
     -- Split-K through the workspace: INT32 partials and arrival counters.
     add("partials", "int *__restrict__", "ws", "partials")
@@ -135,13 +138,14 @@ end
 -- scales sx and, for zero-point epilogues, row sums), the quantizer flags
 -- of a fused GEMM, and split-K's arrival counters and INT32 partials.
 function G.workspace(p, L, N, K)
-  local ws = { { name = "xq", per_m = K }, { name = "sx", per_m = 4 } }
+  local parts = L.parts or 1
+  local ws = { { name = "xq", per_m = K }, { name = "sx", per_m = 4 * parts } }
   if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4 } end
   if p.fused == 1 then ws[#ws + 1] = { name = "flags", fixed = G.FUSED_QUANTIZERS * 8 } end
   if p.split > 1 and p.cluster == 1 then
     local tiles_n = (N + p.tile_n - 1) // p.tile_n
     ws[#ws + 1] = { name = "counters", per_mtile = tiles_n * 4 }
-    ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 }
+    ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 * parts }
   end
   return ws
 end
@@ -191,6 +195,20 @@ function G.check_reduce(f, d, arch, smem, tile_bytes)
   if d.split < 2 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " leaves nothing to reduce (use split >= 2)") end
   if d.split > 8 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " exceeds the portable cluster size 8") end
   return d.split, math.max(smem, d.bm * d.bn * 4 + tile_bytes)
+end
+
+-- Two activation parts (w4ax: two sums per output) run the multistage pipe
+-- for now, splitting K through the workspace after the activation kernel:
+-- the cluster reduction, the fused quantizer and the other pipes' tiles
+-- keep one sum per output.
+function G.check_parts(f, L, pipe)
+  if (L.parts or 1) == 1 then return end
+  local why = (pipe ~= "multistage" and "pipe=" .. pipe) or (f.reduce == "cluster" and "reduce=cluster")
+              or (f.actq == "fused" and "actq=fused")
+  if why then
+    fail("INVALID_KEY", "scheme " .. f.scheme .. " (two activation parts) runs pipe=multistage with reduce=global and "
+         .. "actq=kernel only, not " .. why)
+  end
 end
 
 -- Checks actq against the pipe; returns the facts a fused GEMM adds.

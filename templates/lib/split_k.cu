@@ -53,13 +53,20 @@
     /* Split-K: publish this slice's accumulators (in register order, so the
      * stores and the loads below are coalesced), then count arrivals; only
      * the last CTA of the tile goes on, adding the other slices exactly. */
+//% local parts = p.parts or 1
     {
         __shared__ unsigned last;
         const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN);
+        int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN * {{ parts }});
 #pragma unroll
         for (int q = 0; q < ACC_REGS; ++q)
             __stcg(mine + q * THREADS + tid, ACC(q));
+//% if parts == 2 then
+        /* The second part's sums after the first's. */
+#pragma unroll
+        for (int q = 0; q < ACC_REGS; ++q)
+            __stcg(mine + (ACC_REGS + q) * THREADS + tid, ACC2(q));
+//% end
         __threadfence();
         __syncthreads();
         if (tid == 0)
@@ -71,10 +78,15 @@
         for (int z = 0; z < SPLIT; ++z) {
             if (z == (int)blockIdx.z)
                 continue;
-            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN);
+            const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN * {{ parts }});
 #pragma unroll
             for (int q = 0; q < ACC_REGS; ++q)
                 ACC(q) += __ldcg(other + q * THREADS + tid);
+//% if parts == 2 then
+#pragma unroll
+            for (int q = 0; q < ACC_REGS; ++q)
+                ACC2(q) += __ldcg(other + (ACC_REGS + q) * THREADS + tid);
+//% end
         }
     }
 //% end
