@@ -76,16 +76,23 @@ static int cmp_float(const void *a, const void *b)
         }                                                                                                            \
     } while (0)
 
-static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes, int bits,
+static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes,
                          int64_t M, int64_t N, int64_t K, uint64_t *seed, const char *cache_dir, run_result *res)
 {
     qjit__driver *d = &ctx->driver;
     qjit_status st = QJIT_OK;
     size_t xn = (size_t)M * (size_t)K, yn = (size_t)M * (size_t)N;
+    /* A layer of two activation parts (w4ax) has two scales per token and
+     * two planes of sums. */
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    if ((st = qjit_weights_activation(ctx, blob, blob_bytes, &ai)))
+        return st;
+    const size_t parts = (size_t)ai.parts;
     uint16_t *X = malloc(xn * 2), *Y = malloc(yn * 2);
     int8_t *Xq = malloc(xn);
-    float *sx = malloc((size_t)M * 4), *Yref = malloc(yn * 4);
-    int32_t *acc = malloc(yn * 4), *acc_ref = malloc(yn * 4);
+    float *sx = malloc((size_t)M * 4 * parts), *Yref = malloc(yn * 4);
+    int32_t *acc = malloc(yn * 4 * parts), *acc_ref = malloc(yn * 4 * parts);
     CUdeviceptr dX = 0, dY = 0, dA = 0;
     CUevent e0 = NULL, e1 = NULL;
     memset(res, 0, sizeof *res);
@@ -95,7 +102,7 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
     }
     for (size_t i = 0; i < xn; i++)
         X[i] = qjit__float_to_half(cli_normal(seed));
-    if ((st = qjit_reference_quantize_activations_bits(ctx, bits, M, K, X, Xq, sx)) ||
+    if ((st = qjit_reference_quantize_activations_for(ctx, blob, blob_bytes, M, X, Xq, sx)) ||
         (st = qjit_reference_gemm(ctx, blob, blob_bytes, M, Xq, sx, acc_ref, Yref)))
         goto done;
     if ((st = qjit_linear_variant(lin, M, res->key, sizeof res->key)))
@@ -117,21 +124,22 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
     qjit__driver_bind(ctx, d);
     CHECK_CU(d->MemAlloc(&dX, xn * 2), "cuMemAlloc");
     CHECK_CU(d->MemAlloc(&dY, yn * 2), "cuMemAlloc");
-    CHECK_CU(d->MemAlloc(&dA, yn * 4), "cuMemAlloc");
+    CHECK_CU(d->MemAlloc(&dA, yn * 4 * parts), "cuMemAlloc");
     CHECK_CU(d->MemcpyHtoD(dX, X, xn * 2), "cuMemcpyHtoD");
     CHECK_CU(d->MemsetD8(dY, 0xFF, yn * 2), "cuMemsetD8");   /* poison: 0xFFFF is a NaN */
-    CHECK_CU(d->MemsetD8(dA, 0xA5, yn * 4), "cuMemsetD8");
+    CHECK_CU(d->MemsetD8(dA, 0xA5, yn * 4 * parts), "cuMemsetD8");
     if ((st = qjit_linear_forward_acc(lin, M, (void *)dX, (int32_t *)dA, NULL, 0, NULL)) ||
         (st = qjit_linear_forward(lin, M, (void *)dX, (void *)dY, NULL, 0, NULL)))
         goto done;
     CHECK_CU(d->CtxSynchronize(), "kernel execution");
-    CHECK_CU(d->MemcpyDtoH(acc, dA, yn * 4), "cuMemcpyDtoH");
+    CHECK_CU(d->MemcpyDtoH(acc, dA, yn * 4 * parts), "cuMemcpyDtoH");
     CHECK_CU(d->MemcpyDtoH(Y, dY, yn * 2), "cuMemcpyDtoH");
     double ymax = 0;
     for (size_t i = 0; i < yn; i++)
         ymax = fmax(ymax, fabs(Yref[i]));
-    for (size_t i = 0; i < yn; i++) {
+    for (size_t i = 0; i < yn * parts; i++)
         res->acc_mismatch += acc[i] != acc_ref[i];
+    for (size_t i = 0; i < yn; i++) {
         float y = qjit__half_to_float(Y[i]);
         double err = isnan(y) ? INFINITY : fabs((double)y - Yref[i]) / (ymax > 0 ? ymax : 1);
         if (err > res->max_rel)
@@ -336,7 +344,7 @@ int cmd_demo(int argc, char **argv)
     for (int mi = 0; mi < a.nms; mi++) {
         const int64_t M = a.ms[mi];
         run_result r;
-        st = run_m(ctx, lin, blob, bytes, qjit_scheme_activation_bits(scheme), M, N, K, &seed, cache_dir, &r);
+        st = run_m(ctx, lin, blob, bytes, M, N, K, &seed, cache_dir, &r);
         if (st) {
             rc = cli_fail(ctx, st, "forward");
             break;
@@ -346,7 +354,7 @@ int cmd_demo(int argc, char **argv)
         run_result rd;
         char over[32] = "";
         if (dense) {
-            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, qjit_scheme_activation_bits(scheme), M, N, K, &seed,
+            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, M, N, K, &seed,
                             cache_dir, &rd))) {
                 rc = cli_fail(ctx, st, "forward (dense)");
                 break;
