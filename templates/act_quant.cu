@@ -1,7 +1,7 @@
 // qjit variant: {{ key }}
 //
 //% if p.parts == 2 then
-// A two-part layer's activation quantization (w4ax, docs/schemes.md): token
+// A two-part layer's activation quantization (docs/schemes.md): token
 // row m gathered into the layer's channel order (position j holds the
 // caller's channel perm[j]), positions j < k8 quantized to INT8 and the rest
 // to INT4 values, each part per token and symmetric, one value per byte:

@@ -172,7 +172,7 @@ D.BUCKETS_W8 = {
   D.BUCKETS[6], D.BUCKETS[7],             -- M > 128: the 4-bit choices
 }
 
--- Two activation parts (w4ax): the multistage pipe only (G.check_parts),
+-- Two activation parts: the multistage pipe only (G.check_parts),
 -- on the 4-bit table's own tiles without their alternatives, K split
 -- through the workspace; each tile keeps two sums per output (the 64- and
 -- 128-row tiles at 128 accumulator registers). Not tuned: run on no GPU yet.

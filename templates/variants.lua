@@ -161,7 +161,7 @@ V.KINDS = {
     template = "act_quant.cu",
     fields = {
       -- bits=8: INT8 (-127..127); bits=4: INT4 values (-7..7), one per byte;
-      -- bits=8+4: a two-part layer's (w4ax): the tokens gathered into the
+      -- bits=8+4: a two-part layer's: the tokens gathered into the
       -- layer's channel order, its first k8 channels INT8, the rest INT4,
       -- each part with its own scale.
       bits    = { norm = norm_choice("bits", { ["8"] = "8", ["4"] = "4", ["8+4"] = "8+4" }), default = "8" },

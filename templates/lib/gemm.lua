@@ -33,7 +33,7 @@ function G.scheme_facts(p, L, g, sp)
   p.rowsum = L.rowsum and 1 or 0
   p.a_is_loaded = L.a_is_loaded and 1 or 0
   p.act_bits = L.act_bits or 8   -- what the tokens are quantized to (a fused GEMM does it itself)
-  p.parts = L.parts or 1         -- activation parts: two scales per token, two sums per output (w4ax)
+  p.parts = L.parts or 1         -- activation parts: two scales per token, two sums per output
   return p
 end
 
@@ -197,7 +197,7 @@ function G.check_reduce(f, d, arch, smem, tile_bytes)
   return d.split, math.max(smem, d.bm * d.bn * 4 + tile_bytes)
 end
 
--- Two activation parts (w4ax: two sums per output) run the multistage pipe
+-- Two activation parts (two sums per output) run the multistage pipe
 -- for now, splitting K through the workspace after the activation kernel:
 -- the cluster reduction, the fused quantizer and the other pipes' tiles
 -- keep one sum per output.
