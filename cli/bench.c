@@ -24,14 +24,15 @@
 static const char usage[] =
     "usage: qjit bench [--scheme S,...|all] [--shapes NxK,...] [--shapes-file F] [--m M,...]\n"
     "                  [--group G] [--variant KEY]... [--reps R] [--no-peers] [--csv FILE]\n"
-    "                  [--json FILE] [--seed S] [--sparsity RHO,...]\n"
+    "                  [--json FILE] [--seed S] [--sparsity RHO,...] [--a8 SHARE]\n"
     "Runs quantized layers of each scheme and the cuBLASLt peers (BF16, INT8->INT32, FP8\n"
     "E4M3) on the same shapes in one process. Defaults: scheme w4a8-lqq; the Llama-2-7B/70B\n"
     "shapes 12288x4096, 4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192,\n"
     "57344x8192, 8192x28672 and M = 1,4,16,32,64,128,256,512,1024,4096; group 128 (for\n"
     "schemes that take it: w8a8 is per channel, w4a8-is needs groups); 50 repetitions.\n"
-    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, or lqq, qoq, is, int8,\n"
-    "int4) or all.\n"
+    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, w4ax, or lqq, qoq, is,\n"
+    "int8, int4) or all (every scheme but w4ax). w4ax's layers keep the share --a8 of\n"
+    "their channels in INT8 (default 0.1), chosen on LLM-like calibration rows.\n"
     "A shapes file holds one NxK per line (# comments allowed). Each --variant KEY adds\n"
     "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
     "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
@@ -74,6 +75,7 @@ typedef struct bench {
     CUevent e0, e1;
     int reps;
     uint64_t seed;
+    double a8;                    /* w4ax's INT8 share (--a8) */
 } bench;
 
 static int cmp_float(const void *a, const void *b)
@@ -188,30 +190,35 @@ static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *
 }
 
 /* Compares the GPU's INT32 accumulators with the CPU reference on up to 16
- * rows spread over M (first and last included). Returns rows checked, or -1
- * on a mismatch (message printed). */
-static int check_point(bench *b, qjit_scheme scheme, qjit_linear *lin, const void *blob, size_t bytes, long long M,
-                       long long N,
+ * rows spread over M (first and last included), every plane of a two-part
+ * layer (w4ax: the INT8 part's sums, then the INT4 part's). Returns rows
+ * checked, or -1 on a mismatch (message printed). */
+static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, long long M, long long N,
                        long long K, const uint16_t *X, CUdeviceptr dX)
 {
     int rows = M < 16 ? (int)M : 16, rc = rows;
     size_t ws;
     qjit_linear_workspace_size(lin, M, &ws);
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    qjit_weights_activation(b->ctx, blob, bytes, &ai);
+    const int parts = ai.parts;
+    const size_t plane = (size_t)rows * (size_t)N;
     int8_t *Xq = malloc((size_t)(M * K)), *Xs = malloc((size_t)rows * (size_t)K);
-    float *sx = malloc(sizeof(float) * (size_t)M), *ss = malloc(sizeof(float) * (size_t)rows);
-    int32_t *acc = malloc(sizeof(int32_t) * (size_t)rows * (size_t)N), *ref = malloc(sizeof(int32_t) * (size_t)rows * (size_t)N);
+    float *sx = malloc(sizeof(float) * (size_t)(M * parts)), *ss = malloc(sizeof(float) * (size_t)(rows * parts));
+    int32_t *ref = malloc(sizeof(int32_t) * plane * (size_t)parts);
     int32_t *row = malloc(sizeof(int32_t) * (size_t)N);
     CUdeviceptr dA = 0, dW = 0;
-    if (!Xq || !Xs || !sx || !ss || !acc || !ref || !row || b->d->MemAlloc(&dA, sizeof(int32_t) * (size_t)(M * N)) ||
-        b->d->MemAlloc(&dW, ws)) {
+    if (!Xq || !Xs || !sx || !ss || !ref || !row ||
+        b->d->MemAlloc(&dA, sizeof(int32_t) * (size_t)(M * N) * (size_t)parts) || b->d->MemAlloc(&dW, ws)) {
         rc = -1;
         goto done;
     }
-    qjit_reference_quantize_activations_bits(b->ctx, qjit_scheme_activation_bits(scheme), M, K, X, Xq, sx);
+    qjit_reference_quantize_activations_for(b->ctx, blob, bytes, M, X, Xq, sx);
     for (int r = 0; r < rows; r++) {
         long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
         memcpy(Xs + (size_t)r * (size_t)K, Xq + (size_t)m * (size_t)K, (size_t)K);
-        ss[r] = sx[m];
+        memcpy(ss + (size_t)r * (size_t)parts, sx + (size_t)m * (size_t)parts, sizeof(float) * (size_t)parts);
     }
     qjit_reference_gemm(b->ctx, blob, bytes, rows, Xs, ss, ref, NULL);
     if (qjit_linear_forward_acc(lin, M, (void *)dX, (int32_t *)dA, (void *)dW, ws, NULL) ||
@@ -220,21 +227,24 @@ static int check_point(bench *b, qjit_scheme scheme, qjit_linear *lin, const voi
         rc = -1;
         goto done;
     }
-    for (int r = 0; r < rows && rc > 0; r++) {
-        long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
-        b->d->MemcpyDtoH(row, dA + sizeof(int32_t) * (size_t)(m * N), sizeof(int32_t) * (size_t)N);
-        for (long long n = 0; n < N; n++)
-            if (row[n] != ref[(size_t)r * (size_t)N + (size_t)n]) {
-                fprintf(stderr, "qjit bench: WRONG result at M=%lld N=%lld K=%lld: acc[%lld,%lld] = %d, reference %d\n",
-                        M, N, K, m, n, row[n], ref[(size_t)r * (size_t)N + (size_t)n]);
-                rc = -1;
-                break;
-            }
-    }
+    for (int pt = 0; pt < parts && rc > 0; pt++)
+        for (int r = 0; r < rows && rc > 0; r++) {
+            long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
+            b->d->MemcpyDtoH(row, dA + sizeof(int32_t) * ((size_t)pt * (size_t)(M * N) + (size_t)(m * N)),
+                             sizeof(int32_t) * (size_t)N);
+            const int32_t *want = ref + (size_t)pt * plane + (size_t)r * (size_t)N;
+            for (long long n = 0; n < N; n++)
+                if (row[n] != want[n]) {
+                    fprintf(stderr, "qjit bench: WRONG result at M=%lld N=%lld K=%lld: acc[%lld,%lld] (part %d) = %d, "
+                                    "reference %d\n", M, N, K, m, n, pt, row[n], want[n]);
+                    rc = -1;
+                    break;
+                }
+        }
 done:
     if (dA) b->d->MemFree(dA);
     if (dW) b->d->MemFree(dW);
-    free(Xq); free(Xs); free(sx); free(ss); free(acc); free(ref); free(row);
+    free(Xq); free(Xs); free(sx); free(ss); free(ref); free(row);
     return rc;
 }
 
@@ -434,7 +444,10 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
     qjit_quantize_options qo;
     qjit_quantize_options_init(&qo);
     qo.sparsity = rho;
-    if (rho > 0) {
+    /* w4ax: its INT8 channels chosen on the same calibration rows. */
+    if (scheme == QJIT_SCHEME_W4AX)
+        qo.a8_fraction = b->a8;
+    if (rho > 0 || qo.a8_fraction > 0) {
         qo.calib = calib;
         qo.calib_dtype = QJIT_DTYPE_F16;
         qo.calib_rows = QA_CALIB_ROWS;
@@ -481,7 +494,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             continue;
         }
         b->d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
-        p->checked = check_point(b, scheme, lin, blob, bytes, M, N, K, X, dX);
+        p->checked = check_point(b, lin, blob, bytes, M, N, K, X, dX);
         free(X);
         if (p->checked < 0) {
             (*wrong)++;
@@ -604,15 +617,8 @@ static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
         qjit_scheme s;
         if (len == 0 || len >= sizeof name || qjit_scheme_from_name(name, &s) != QJIT_OK) {
             fprintf(stderr, "qjit bench: --scheme: '%.*s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, "
-                    "all)\n",
+                    "w4ax, all)\n",
                     (int)len, p);
-            return -1;
-        }
-        if (s == QJIT_SCHEME_W4AX) {
-            /* Its layers need an INT8 share chosen on calibration rows, which
-             * the bench does not make yet (the GPU suite's w4ax case runs them). */
-            fprintf(stderr, "qjit bench: --scheme: w4ax is not benchmarked yet (its INT8 share needs calibration "
-                            "rows; the GPU suite's w4ax case runs its layers)\n");
             return -1;
         }
         for (int i = 0; i < n; i++)
@@ -821,6 +827,7 @@ int cmd_bench(int argc, char **argv)
     memset(&b, 0, sizeof b);
     b.reps = args.reps;
     b.seed = args.seed;
+    b.a8 = args.a8;
     b.ctx = cli_context(NULL, NULL);
     if (!b.ctx)
         return 1;
@@ -863,12 +870,16 @@ int cmd_bench(int argc, char **argv)
            "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
     for (int s = 0; s < nshapes; s++) {
         float *W = layer_weights(&b, shapes[s][0], shapes[s][1]);
-        uint16_t *calib = args.nsparsity > 1 ? malloc(sizeof(uint16_t) * QA_CALIB_ROWS * (size_t)shapes[s][1]) : NULL;
-        if (!W || (args.nsparsity > 1 && !calib))
+        /* Calibration rows for the budgets' residual blocks and w4ax's INT8 channels. */
+        int need_calib = args.nsparsity > 1;
+        for (int c = 0; c < nschemes; c++)
+            need_calib |= schemes[c] == QJIT_SCHEME_W4AX && args.a8 > 0;
+        uint16_t *calib = need_calib ? malloc(sizeof(uint16_t) * QA_CALIB_ROWS * (size_t)shapes[s][1]) : NULL;
+        if (!W || (need_calib && !calib))
             fprintf(stderr, "qjit bench: out of host memory for the %lldx%lld layer\n", shapes[s][0], shapes[s][1]);
         else if (calib)
             qa_gen_calibration(calib, QA_CALIB_ROWS, shapes[s][1], b.seed + (uint64_t)s);
-        for (int c = 0; c < nschemes && W && (calib || args.nsparsity == 1); c++) {
+        for (int c = 0; c < nschemes && W && (calib || !need_calib); c++) {
             int group = scheme_group(schemes[c], args.group, shapes, nshapes);
             for (int r = 0; r < args.nsparsity; r++) {
                 if (r > 0 && !takes_budget(b.ctx, schemes[c], group, shapes[s][0], shapes[s][1], args.sparsity[r]))

@@ -159,6 +159,7 @@ void qb_bench_args_init(qb_bench_args *a)
     a->seed = 12345;
     a->peers = 1;
     a->nsparsity = 1;        /* a->sparsity[0] = 0: dense */
+    a->a8 = 0.1;
 }
 
 /* Applies one option of `qjit bench` to its qb_bench_args (args.h's take). */
@@ -203,6 +204,14 @@ static int bench_take(void *args, const char *o, const char *v, char *msg, size_
             }
         a->sparsity[0] = 0;
         a->nsparsity = n;
+    } else if (!strcmp(o, "--a8")) {
+        char *end;
+        double x = strtod(v, &end);
+        if (end == v || *end || !(x >= 0 && x <= 1)) {
+            snprintf(msg, msglen, "'%s' is not a share in [0, 1]", v);
+            return -1;
+        }
+        a->a8 = x;
     } else if (!strcmp(o, "--scheme")) {
         a->schemes = v;
     } else if (!strcmp(o, "--csv")) {
@@ -218,7 +227,8 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
     static const qa_option options[] = {
         {"--no-peers", QA_FLAG}, {"--shapes", QA_VALUE}, {"--shapes-file", QA_VALUE}, {"--m", QA_VALUE},
         {"--group", QA_VALUE},   {"--variant", QA_NAME}, {"--reps", QA_VALUE},        {"--seed", QA_VALUE},
-        {"--csv", QA_NAME},      {"--json", QA_NAME},    {"--scheme", QA_NAME},       {"--sparsity", QA_VALUE}};
+        {"--csv", QA_NAME},      {"--json", QA_NAME},    {"--scheme", QA_NAME},       {"--sparsity", QA_VALUE},
+        {"--a8", QA_VALUE}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, bench_take};
     qb_bench_args a;    /* filled here, copied out only on success */
     char msg[1024];

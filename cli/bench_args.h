@@ -36,6 +36,7 @@ typedef struct qb_bench_args {
     const char *csv_path, *json_path;       /* NULL: not written */
     double sparsity[QB_MAX_BUDGETS];        /* --sparsity: budgets, 0 (the dense baseline) first */
     int nsparsity;
+    double a8;                              /* --a8: w4ax's INT8 share of its channels (default 0.1) */
     int peers;                              /* 0 after --no-peers */
     int help;                               /* --help / -h seen: print usage, run nothing */
 } qb_bench_args;

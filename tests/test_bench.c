@@ -132,6 +132,16 @@ START_TEST(each_option)
     PARSE_BAD("--sparsity", "'-0.1' is not a budget", "--sparsity", "-0.1");
     PARSE_BAD("--sparsity", "given twice", "--sparsity", "0.1,.1");
     PARSE_BAD("--sparsity", "besides 0", "--sparsity", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8");
+    /* w4ax's INT8 share: 0.1 unless given, a share in [0, 1]. */
+    PARSE_OK(&a, "--m", "16");
+    ck_assert(a.a8 == 0.1);
+    PARSE_OK(&a, "--a8", "0.25");
+    ck_assert(a.a8 == 0.25);
+    PARSE_OK(&a, "--a8", "0");
+    ck_assert(a.a8 == 0);
+    PARSE_BAD("--a8", "'1.5' is not a share in [0, 1]", "--a8", "1.5");
+    PARSE_BAD("--a8", "'x' is not a share", "--a8", "x");
+    PARSE_BAD("--a8", "'0.1,0.2' is not a share", "--a8", "0.1,0.2");
 
     char *argv[] = {"bench", "--variant", "key-a", "--m", "16", "--variant", "key-b"};
     qt_parse_ok(&parser, &a, 7, argv);
