@@ -190,19 +190,15 @@ static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *
 }
 
 /* Compares the GPU's INT32 accumulators with the CPU reference on up to 16
- * rows spread over M (first and last included), every plane of a two-part
- * layer (w4ax: the INT8 part's sums, then the INT4 part's). Returns rows
- * checked, or -1 on a mismatch (message printed). */
-static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, long long M, long long N,
-                       long long K, const uint16_t *X, CUdeviceptr dX)
+ * rows spread over M (first and last included), every plane of a layer of
+ * `parts` activation parts (w4ax, 2: the INT8 part's sums, then the INT4
+ * part's). Returns rows checked, or -1 on a mismatch (message printed). */
+static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, int parts, long long M,
+                       long long N, long long K, const uint16_t *X, CUdeviceptr dX)
 {
     int rows = M < 16 ? (int)M : 16, rc = rows;
     size_t ws;
     qjit_linear_workspace_size(lin, M, &ws);
-    qjit_activation_info ai;
-    qjit_activation_info_init(&ai);
-    qjit_weights_activation(b->ctx, blob, bytes, &ai);
-    const int parts = ai.parts;
     const size_t plane = (size_t)rows * (size_t)N;
     int8_t *Xq = malloc((size_t)(M * K)), *Xs = malloc((size_t)rows * (size_t)K);
     float *sx = malloc(sizeof(float) * (size_t)(M * parts)), *ss = malloc(sizeof(float) * (size_t)(rows * parts));
@@ -472,6 +468,9 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
      * bandwidth (bytes read plus written per second). */
     qjit_weights_info wi;
     qjit_weights_inspect(b->ctx, blob, bytes, &wi);
+    qjit_activation_info ai;    /* its activation parts: planes of sums to check */
+    qjit_activation_info_init(&ai);
+    qjit_weights_activation(b->ctx, blob, bytes, &ai);
     double floor_us = qb_floor_us((double)wi.payload_bytes, b->copy_gbs);
     for (int mi = 0; mi < nms; mi++) {
         long long M = ms[mi];
@@ -494,7 +493,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             continue;
         }
         b->d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
-        p->checked = check_point(b, lin, blob, bytes, M, N, K, X, dX);
+        p->checked = check_point(b, lin, blob, bytes, ai.parts, M, N, K, X, dX);
         free(X);
         if (p->checked < 0) {
             (*wrong)++;

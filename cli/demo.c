@@ -76,19 +76,14 @@ static int cmp_float(const void *a, const void *b)
         }                                                                                                            \
     } while (0)
 
-static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes,
+static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes, int parts,
                          int64_t M, int64_t N, int64_t K, uint64_t *seed, const char *cache_dir, run_result *res)
 {
     qjit__driver *d = &ctx->driver;
     qjit_status st = QJIT_OK;
+    /* parts: a layer of two activation parts (w4ax) has two scales per
+     * token and two planes of sums. */
     size_t xn = (size_t)M * (size_t)K, yn = (size_t)M * (size_t)N;
-    /* A layer of two activation parts (w4ax) has two scales per token and
-     * two planes of sums. */
-    qjit_activation_info ai;
-    qjit_activation_info_init(&ai);
-    if ((st = qjit_weights_activation(ctx, blob, blob_bytes, &ai)))
-        return st;
-    const size_t parts = (size_t)ai.parts;
     uint16_t *X = malloc(xn * 2), *Y = malloc(yn * 2);
     int8_t *Xq = malloc(xn);
     float *sx = malloc((size_t)M * 4 * parts), *Yref = malloc(yn * 4);
@@ -319,8 +314,11 @@ int cmd_demo(int argc, char **argv)
         qo.calib_dtype = QJIT_DTYPE_F16;
         qo.calib_rows = QA_CALIB_ROWS;
     }
+    /* The layer's activation parts (the dense twin has the same scheme). */
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
     if ((st = qjit_quantize_weights_ex(ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, &qo, blob, bytes, &bytes)) ||
-        (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin)) ||
+        (st = qjit_weights_activation(ctx, blob, bytes, &ai)) || (st = qjit_linear_create(ctx, blob, bytes, NULL, &lin)) ||
         (dense_blob && ((st = qjit_quantize_weights(ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, dense_blob,
                                                     dense_bytes, &dense_bytes)) ||
                         (st = qjit_linear_create(ctx, dense_blob, dense_bytes, NULL, &dense))))) {
@@ -344,7 +342,7 @@ int cmd_demo(int argc, char **argv)
     for (int mi = 0; mi < a.nms; mi++) {
         const int64_t M = a.ms[mi];
         run_result r;
-        st = run_m(ctx, lin, blob, bytes, M, N, K, &seed, cache_dir, &r);
+        st = run_m(ctx, lin, blob, bytes, ai.parts, M, N, K, &seed, cache_dir, &r);
         if (st) {
             rc = cli_fail(ctx, st, "forward");
             break;
@@ -354,7 +352,7 @@ int cmd_demo(int argc, char **argv)
         run_result rd;
         char over[32] = "";
         if (dense) {
-            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, M, N, K, &seed,
+            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, ai.parts, M, N, K, &seed,
                             cache_dir, &rd))) {
                 rc = cli_fail(ctx, st, "forward (dense)");
                 break;

@@ -188,7 +188,7 @@ D.BUCKETS_A2 = {
 
 -- The bucket table for a scheme's weights.
 local function buckets(L)
-  if (L.parts or 1) == 2 then return D.BUCKETS_A2 end
+  if L.parts == 2 then return D.BUCKETS_A2 end
   return L.bits == 8 and D.BUCKETS_W8 or D.BUCKETS
 end
 

@@ -24,11 +24,11 @@ function P.check(f, arch)
   local mi, nj = bn / wn / 16, bm / wm / 8
   -- A per-group rescale (fold) keeps the group's sums apart, two activation
   -- parts each part's sums: twice the accumulators.
-  local acc_regs = mi * nj * 4 * ((L.fold or (L.parts or 1) == 2) and 2 or 1)
+  local acc_regs = mi * nj * 4 * ((L.fold or L.parts == 2) and 2 or 1)
   if acc_regs > 128 then
     bad("warp tile " .. (bm / wm) .. "x" .. (bn / wn) .. " needs " .. acc_regs .. " accumulator registers per thread (max 128)"
         .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or "")
-        .. ((L.parts or 1) == 2 and " with " .. f.scheme .. "'s two sums" or ""))
+        .. (L.parts == 2 and " with " .. f.scheme .. "'s two sums" or ""))
   end
   local ng = (g > 0 and L.gparams) and math.max(1, bk // g) or 0     -- gparams entries per n-block per stage
   local w_bytes, x_bytes, gp_bytes = bn * bk * L.bits // 8, bm * bk, (bn // 16) * ng * 32

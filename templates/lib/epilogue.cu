@@ -14,7 +14,7 @@
 //% -- second M x N after the first.
 //% local f16 = p.epi ~= "i32"
 //% local out = f16 and "u16" or "int"
-//% local two = (p.parts or 1) == 2
+//% local two = p.parts == 2
 //% local planes = (two and not f16) and 2 or 1
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */

@@ -111,7 +111,7 @@ function G.slots(p, L)
   add("N", "int", "n")
   add("K", "int", "k")
   -- Two parts: the INT8 part's channels (the first of the layer's order).
-  if L.parts == 2 then add("k8", "int", "param") end
+  if p.parts == 2 then add("k8", "int", "param") end
   if p.split > 1 and p.cluster == 1 then
     -- Split-K through the workspace: INT32 partials and arrival counters.
     add("partials", "int *__restrict__", "ws", "partials")
@@ -138,14 +138,13 @@ end
 -- scales sx and, for zero-point epilogues, row sums), the quantizer flags
 -- of a fused GEMM, and split-K's arrival counters and INT32 partials.
 function G.workspace(p, L, N, K)
-  local parts = L.parts or 1
-  local ws = { { name = "xq", per_m = K }, { name = "sx", per_m = 4 * parts } }
+  local ws = { { name = "xq", per_m = K }, { name = "sx", per_m = 4 * p.parts } }
   if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4 } end
   if p.fused == 1 then ws[#ws + 1] = { name = "flags", fixed = G.FUSED_QUANTIZERS * 8 } end
   if p.split > 1 and p.cluster == 1 then
     local tiles_n = (N + p.tile_n - 1) // p.tile_n
     ws[#ws + 1] = { name = "counters", per_mtile = tiles_n * 4 }
-    ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 * parts }
+    ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 * p.parts }
   end
   return ws
 end
@@ -202,7 +201,7 @@ end
 -- the cluster reduction, the fused quantizer and the other pipes' tiles
 -- keep one sum per output.
 function G.check_parts(f, L, pipe)
-  if (L.parts or 1) == 1 then return end
+  if L.parts ~= 2 then return end
   local why = (pipe ~= "multistage" and "pipe=" .. pipe) or (f.reduce == "cluster" and "reduce=cluster")
               or (f.actq == "fused" and "actq=fused")
   if why then

@@ -53,7 +53,7 @@
     /* Split-K: publish this slice's accumulators (in register order, so the
      * stores and the loads below are coalesced), then count arrivals; only
      * the last CTA of the tile goes on, adding the other slices exactly. */
-//% local parts = p.parts or 1
+//% local parts = p.parts
     {
         __shared__ unsigned last;
         const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;

@@ -32,9 +32,11 @@
             acc[i][j] = 0;
 //% if p.sparse == 1 then
     /* The lanes of one warp look up the residual of each K tile
-     * (lib/residual.cu): warp 0's (cp.async ring) or the residual's warp's
-     * (pipe=tma, gemm_tma.cu). */
-    residual_cursor rcur = residual_tile_start(rmask, {{ p.tma == 1 and "lane" or "tid" }}, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
+     * (lib/residual.cu): warp 0's (cp.async ring; tid is past the tile's
+     * blocks elsewhere) or the residual's warp's (pipe=tma, gemm_tma.cu;
+     * the other warps' lanes start past the blocks: no cursor, no load). */
+//% local rl = p.tma == 1 and "warp == R_WARP ? lane : (BN / 16) * (BK / 64)" or "tid"
+    residual_cursor rcur = residual_tile_start(rmask, {{ rl }}, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
 //% end
 //% -- Pinned where ptxas otherwise serialized every wgmma (C7515: the
 //% -- cp.async pipe without per-tile group parameters, or with a residual);

@@ -1,6 +1,6 @@
 //% -- schemes/epi_scaled.cu -- the epilogue of the per-channel, per-token
 //% -- scaled schemes; parts = 2 (w4ax): two sums and two token scales.
-//% if (parts or 1) == 2 then
+//% if parts == 2 then
 /* The epilogue Y = fmaf(acc8, sx8 * scale[n], acc4 * (sx4 * scale[n])) (the
  * token's two scales, sx[2m] and sx[2m + 1], and the channel's; the CPU
  * reference's operations in its order): what a pipeline loads per output
@@ -20,7 +20,7 @@ static __device__ __forceinline__ epi_col epi_col_load(const float *__restrict__
     c.s = ok ? scale[n] : 0.0f;
     return c;
 }
-//% if (parts or 1) == 2 then
+//% if parts == 2 then
 struct epi_row { float s8, s4; };
 static __device__ __forceinline__ epi_row epi_row_load(const float *__restrict__ sx, int m, bool ok)
 {
