@@ -172,18 +172,31 @@ D.BUCKETS_W8 = {
   D.BUCKETS[6], D.BUCKETS[7],             -- M > 128: the 4-bit choices
 }
 
--- Two activation parts: the multistage pipe only (G.check_parts),
--- on the 4-bit table's own tiles without their alternatives, K split
--- through the workspace; each tile keeps two sums per output (the 64- and
--- 128-row tiles at 128 accumulator registers). Not tuned: run on no GPU yet.
+-- Two activation parts (G.check_parts): two sums per output, K split
+-- through the workspace (no cluster reduction), the warpgroup-MMA pipes on
+-- sm_90a where the 4-bit table takes them, on its tiles where the second
+-- set of sums leaves the registers for them. The 128-token TMA tiles then
+-- need ~205 registers per thread (one CTA per SM: a 6-stage ring, as the
+-- 4-bit table's one-wave policy); the 64-token ones 114 (two per SM).
+-- Few tokens stay on the multistage tiles (no decode pipe).
+local function a2_tma(tile, warps, stages, split, per_sm, max_n)
+  return { max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = tile, warps = warps,
+           stages = stages, split = split, per_sm = per_sm }
+end
 D.BUCKETS_A2 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
   { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2 },
-  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto" },
-  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto" },
-  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto" },
-  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1 },
+  { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
+    alts = { { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
+               stages = 8, split = 2 } } },
+  { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
+    alts = { a2_tma("64x64x128", "1x4", 8, "auto", 2, 4096), a2_tma("64x128x128", "1x8", 4, "auto", 2) } },
+  { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
+    alts = { a2_tma("128x64x128", "1x4", 8, "auto", 1, 4096), a2_tma("128x128x128", "1x8", 6, "auto", 1) } },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
+    alts = { a2_tma("128x128x128", "1x8", 6, "auto", 1) } },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
+    alts = { a2_tma("128x128x128", "1x8", 6, 1, 1) } },
 }
 
 -- The bucket table for a scheme's weights.

@@ -258,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                                    n_cta, m_cta);
 
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
-{{ render("lib/wgmma_drain.cu") }}
+{{ render("lib/wgmma_drain.cu", { p = p }) }}
     __syncthreads();
 {{ render("lib/split_k.cu", { p = p }) }}
 {{ render("lib/epilogue.cu", { p = p, pre = false }) }}

@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 {{ render("lib/wgmma_head.cu", { p = p }) }}
 {{ render("lib/prologue.cu", { p = p, quantizers = gemm.FUSED_QUANTIZERS }) }}
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_wgmma_step.cu" }):gsub("\n$", "")) }}
-{{ render("lib/wgmma_drain.cu") }}
+{{ render("lib/wgmma_drain.cu", { p = p }) }}
     cp_async_wait<0>();
     __syncthreads();
 {{ render("lib/split_k.cu", { p = p }) }}

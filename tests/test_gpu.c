@@ -415,28 +415,38 @@ static void w4ax_calibrate(qjit_quantize_options *qo, float *calib, int64_t K, q
     }
 }
 
+/* INT8 shares the w4ax tests run at. */
+static const double W4AX_SHARES[] = {0.0, 0.1, 0.25, 1.0};
+
+/* f: an N x K w4ax layer keeping `share` of its channels in INT8, chosen on
+ * calibration rows from rng `seed`. */
+static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t seed, uint64_t stream, int no_layer)
+{
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.a8_fraction = share;
+    qt_rng r = qt_rng_make(seed);
+    float *calib = malloc(sizeof(float) * (size_t)(16 * K));
+    w4ax_calibrate(&qo, calib, K, &r);
+    setup_layer(f, QJIT_SCHEME_W4AX, N, K, 0, stream, no_layer, &qo);
+    free(calib);
+}
+
 /* w4ax's activation kernel (act-quant bits=8+4), launched on its own: each token gathered into the layer's channel
  * order, the first k8 positions INT8 and the rest INT4 with a scale each,
  * bit for bit the CPU reference's, at INT8 shares 0, 10 %, 25 % and 100 %
  * (calibration rows with outlier channels choose the INT8 blocks). */
 START_TEST(w4ax_activation_kernel_bit_exact)
 {
-    static const double SHARES[] = {0, 0.1, 0.25, 1.0};
     const int64_t K = 1536;
-    qjit_quantize_options qo;
-    qjit_quantize_options_init(&qo);
-    qo.a8_fraction = SHARES[_i];
-    qt_rng r = qt_rng_make(0xA4A8u + (uint64_t)_i);
-    float *calib = malloc(sizeof(float) * (size_t)(16 * K));
-    w4ax_calibrate(&qo, calib, K, &r);
     fixture f;
-    setup_layer(&f, QJIT_SCHEME_W4AX, 64, K, 0, 900 + _i, 1, &qo);
-    free(calib);
+    setup_w4ax(&f, 64, K, W4AX_SHARES[_i], 0xA4A8u + (uint64_t)_i, 900 + _i, 1);
+    qt_rng r = qt_rng_make(0xA4A9u + (uint64_t)_i);
     qjit_activation_info ai;
     qjit_activation_info_init(&ai);
     ck_assert_int_eq(qjit_weights_activation(f.ctx, f.blob, f.bytes, &ai), QJIT_OK);
     ck_assert_int_eq(ai.parts, 2);
-    ck_assert_int_eq(ai.a8_channels, (int64_t)ceil(SHARES[_i] * K / 128) * 128);
+    ck_assert_int_eq(ai.a8_channels, (int64_t)ceil(W4AX_SHARES[_i] * K / 128) * 128);
     uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
     ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
     const qjit__kernel *kern;
@@ -472,16 +482,16 @@ START_TEST(w4ax_activation_kernel_bit_exact)
         CU(d->MemcpyDtoH(Xq_gpu, dXq, xn));
         CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * (size_t)(2 * M)));
         ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * (size_t)(2 * M)), "share %g M=%lld: scales differ",
-                      SHARES[_i], (long long)M);
+                      W4AX_SHARES[_i], (long long)M);
         for (size_t i = 0; i < xn; i++)
-            ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld: Xq[%zu] %d, reference %d", SHARES[_i], (long long)M,
+            ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld: Xq[%zu] %d, reference %d", W4AX_SHARES[_i], (long long)M,
                           i, Xq_gpu[i], Xq[i]);
         d->MemFree(dX);
         d->MemFree(dXq);
         d->MemFree(dsx);
         free(X); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu);
     }
-    printf("w4ax activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300\n", SHARES[_i],
+    printf("w4ax activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300\n", W4AX_SHARES[_i],
            (long long)ai.a8_channels);
     d->MemFree(dP);
     d->MemFree(dC);
@@ -490,28 +500,54 @@ START_TEST(w4ax_activation_kernel_bit_exact)
 }
 END_TEST
 
-/* w4ax layers through the dispatch table (the multistage pipe, its two
- * sums per output), bit-exact in both planes: INT8 shares 0, 10 %, 25 %
+/* w4ax layers through the dispatch table (multistage tiles for few
+ * tokens, warpgroup-MMA ones past them on sm_90a, two sums per output),
+ * bit-exact in both planes: INT8 shares 0, 10 %, 25 %
  * and 100 % (calibration rows with outlier channels choose the INT8
  * blocks), Llama and odd shapes, M = 1 .. 1000 and 4096. */
 START_TEST(w4ax_layers_bit_exact)
 {
     static const struct { int64_t N, K; double share; } CASES[] = {
         {4096, 4096, 0.1}, {11008, 4096, 0.25}, {16 * 21, 128 * 3, 0.0}, {16 * 7, 128 * 10, 1.0}};
-    const int64_t N = CASES[_i].N, K = CASES[_i].K;
-    qjit_quantize_options qo;
-    qjit_quantize_options_init(&qo);
-    qo.a8_fraction = CASES[_i].share;
-    qt_rng r = qt_rng_make(0xA8A4u + (uint64_t)_i);
-    float *calib = malloc(sizeof(float) * (size_t)(16 * K));
-    w4ax_calibrate(&qo, calib, K, &r);
     fixture f;
-    setup_layer(&f, QJIT_SCHEME_W4AX, N, K, 0, 950 + _i, 0, &qo);
-    free(calib);
+    setup_w4ax(&f, CASES[_i].N, CASES[_i].K, CASES[_i].share, 0xA8A4u + (uint64_t)_i, 950 + _i, 0);
     for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
         check_m(&f, MS[m], 9500 * _i + m);
     if (_i == 0)
         check_m(&f, 4096, 9599);
+    teardown(&f);
+}
+END_TEST
+
+/* w4ax on every pipeline that takes two parts, forced: the warpgroup-MMA
+ * pipes (cp.async and TMA rings, one and two CTAs' worth of sums per
+ * thread) and a multistage tile, split-K slices that start and end inside
+ * either part (a 320 x 1536 layer: 12 K tiles, the INT8 part 0, 2, 3 or 12
+ * of them), bit-exact in both planes. */
+static const char *const W4AX_PIPES[] = {
+    "tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma",
+    "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma",
+    "tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma",
+    "tile=128x128x128;warps=1x8;stages=6;split=1;pipe=tma",
+    "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma",
+    "tile=64x64x128;warps=1x4;stages=8;split=4;pipe=tma",
+    "tile=32x128x128;warps=1x4;stages=3;split=3",
+};
+#define NW4AX_PIPES ((int)(sizeof W4AX_PIPES / sizeof W4AX_PIPES[0]))
+
+START_TEST(w4ax_every_pipeline_bit_exact)
+{
+    const int si = _i / NW4AX_PIPES, pi = _i % NW4AX_PIPES;
+    if (!wanted_pipe(W4AX_PIPES[pi]))
+        return;
+    fixture f;
+    setup_w4ax(&f, 320, 1536, W4AX_SHARES[si], 0xA8A5u + (uint64_t)_i, 960 + _i, 1);
+    if (!create_forced(&f, W4AX_PIPES[pi]))
+        return;
+    printf("w4ax INT8 share %g: %s\n", W4AX_SHARES[si], W4AX_PIPES[pi]);
+    check_m(&f, 5, 9600 + 3 * _i);
+    check_m(&f, 77, 9601 + 3 * _i);
+    check_m(&f, 300, 9602 + 3 * _i);
     teardown(&f);
 }
 END_TEST
@@ -970,6 +1006,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
     tcase_add_loop_test(w4ax, w4ax_activation_kernel_bit_exact, 0, 4);
     tcase_add_loop_test(w4ax, w4ax_layers_bit_exact, 0, 4);
+    tcase_add_loop_test(w4ax, w4ax_every_pipeline_bit_exact, 0, 4 * NW4AX_PIPES);
     TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);

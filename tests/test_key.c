@@ -114,10 +114,12 @@ START_TEST(bad_keys_are_rejected)
     qjit_context *ctx = make_ctx();
     expect_bad(ctx, "scheme=w4a8-lqq;colour=red", QJIT_INVALID_KEY, "unknown field 'colour'");
     expect_bad(ctx, "scheme=foo", QJIT_INVALID_KEY, "unknown scheme 'foo'");
-    /* w4ax (two activation parts) runs the multistage pipe only. */
-    expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8", "runs pipe=multistage");
+    /* w4ax (two activation parts) runs the multistage and warpgroup-MMA
+     * pipes, split-K through the workspace; two sets of sums must fit. */
     expect_refused(ctx, "scheme=w4ax;pipe=decode;tile=16x32x64;warps=1x8", "not pipe=decode");
     expect_refused(ctx, "scheme=w4ax;tile=16x64x128;warps=1x4;split=2;reduce=cluster", "not reduce=cluster");
+    expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;split=2;reduce=cluster", "not reduce=cluster");
+    expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=256x128x128;warps=1x8", "w4ax's two sums");
     expect_refused(ctx, "scheme=w4ax;tile=16x64x128;warps=1x4;actq=fused", "not actq=fused");
     expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
     expect_bad(ctx, "scheme=w8a8;g=128", QJIT_INVALID_KEY, "per-channel weights only");
@@ -544,10 +546,15 @@ START_TEST(plans_agree_with_the_host)
                 for (int s = 0; s < plan.buckets[b].gemm.nslots; s++)
                     if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
                         ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);
-                /* A two-part layer: the multistage pipe, both kernels told its
-                 * INT8 channels, the activation kernel its order. */
+                /* A two-part layer: no decode pipe or cluster reduction, the
+                 * TMA pipe past 256 tokens where K takes its tiles, both
+                 * kernels told its INT8 channels, the activation kernel its
+                 * order. */
                 if (host->two_part) {
-                    ck_assert_msg(strstr(plan.buckets[b].gemm.key, "pipe=multistage;"), "%s", plan.buckets[b].gemm.key);
+                    const char *key = plan.buckets[b].gemm.key;
+                    ck_assert_msg(!strstr(key, "pipe=decode;") && !strstr(key, "reduce=cluster"), "%s", key);
+                    if (plan.buckets[b].max_m == 0)
+                        ck_assert_msg(strstr(key, K % 128 ? "pipe=multistage;" : "pipe=tma;"), "%s", key);
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.signature, ",k8"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));

@@ -196,17 +196,17 @@ function G.check_reduce(f, d, arch, smem, tile_bytes)
   return d.split, math.max(smem, d.bm * d.bn * 4 + tile_bytes)
 end
 
--- Two activation parts (two sums per output) run the multistage pipe
--- for now, splitting K through the workspace after the activation kernel:
--- the cluster reduction, the fused quantizer and the other pipes' tiles
--- keep one sum per output.
+-- Two activation parts (two sums per output) run the multistage and
+-- warpgroup-MMA pipes, splitting K through the workspace after the
+-- activation kernel: the decode pipe, the cluster reduction and the fused
+-- quantizer keep one sum per output.
 function G.check_parts(f, L, pipe)
   if L.parts ~= 2 then return end
-  local why = (pipe ~= "multistage" and "pipe=" .. pipe) or (f.reduce == "cluster" and "reduce=cluster")
+  local why = (pipe == "decode" and "pipe=decode") or (f.reduce == "cluster" and "reduce=cluster")
               or (f.actq == "fused" and "actq=fused")
   if why then
-    fail("INVALID_KEY", "scheme " .. f.scheme .. " (two activation parts) runs pipe=multistage with reduce=global and "
-         .. "actq=kernel only, not " .. why)
+    fail("INVALID_KEY", "scheme " .. f.scheme .. " (two activation parts) runs pipe=multistage, wgmma or tma with "
+         .. "reduce=global and actq=kernel, not " .. why)
   end
 end
 

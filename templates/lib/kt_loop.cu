@@ -6,7 +6,22 @@
 //% -- and 1, and an odd last tile after the loop, so where the slice ends is
 //% -- known where the code is generated (ptxas serializes every wgmma if it
 //% -- cannot prove no accumulator is read while an MMA is in flight).
-//% if p.kt_unroll == 1 then
+//% -- Two activation parts (p.parts == 2): the slice's K tiles of the layer's
+//% -- first k8 channels sum into acc, the rest into acc4, in two loops, so
+//% -- each wgmma names its accumulators where the code is generated.
+//% if p.parts == 2 then
+    /* Two activation parts: the K tiles of the layer's first k8 channels
+     * (INT8 tokens) sum into acc, the rest (INT4 values) into acc4; k8 is
+     * a multiple of 128, so a K tile lies in one part. */
+    const int kt8 = min(max(k8 / BK - kt_begin, 0), ktiles);
+    int kt = 0;
+    for (; kt < kt8; ++kt) {
+{{ (render(body, { p = p, par = 0, ends = "check", sums = "acc" }):gsub("\n$", "")) }}
+    }
+    for (; kt < ktiles; ++kt) {
+{{ (render(body, { p = p, par = 0, ends = "check", sums = "acc4" }):gsub("\n$", "")) }}
+    }
+//% elseif p.kt_unroll == 1 then
     for (int kt = 0; kt < ktiles; ++kt) {
 {{ (render(body, { p = p, par = 0, ends = "check" }):gsub("\n$", "")) }}
     }

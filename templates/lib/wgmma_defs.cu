@@ -37,6 +37,9 @@
 //% end
 #define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
 #define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
+//% if p.parts == 2 then
+#define ACC2(q) acc4[(q) / (NT / 2)][(q) % (NT / 2)]   /* the INT4 part's sums (acc: the INT8 part's) */
+//% end
 #define ACC_NJ (NT / 8)
 /* The output tile's token (row) and weight row (column) of ACC(q). */
 #define ACC_ML(q) (wg_m * NT + ((q) % (NT / 2)) / 4 * 8 + (lane & 3) * 2 + ((q) & 1))

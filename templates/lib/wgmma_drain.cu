@@ -4,5 +4,9 @@
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < NT / 2; ++j)
+        for (int j = 0; j < NT / 2; ++j) {
             reg_fence(acc[i][j]);
+//% if p.parts == 2 then
+            reg_fence(acc4[i][j]);
+//% end
+        }

@@ -30,6 +30,16 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
+//% if p.parts == 2 then
+    /* Two activation parts: acc sums the INT8 part, acc4 the INT4 part
+     * (lib/kt_loop.cu). */
+    int acc4[MI][NT / 2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            acc4[i][j] = 0;
+//% end
 //% if p.sparse == 1 then
     /* The lanes of one warp look up the residual of each K tile
      * (lib/residual.cu): warp 0's (cp.async ring; tid is past the tile's
@@ -42,12 +52,22 @@
 //% -- cp.async pipe without per-tile group parameters, or with a residual);
 //% -- elsewhere the kernels do not serialize and a pin would only move
 //% -- registers.
+//% -- Two activation parts: the second set is pinned on every pipe (its
+//% -- zeroing is otherwise sunk into the second loop, while the first
+//% -- set's MMAs are in flight: C7515).
 //% if p.tma == 0 and (p.gparams_tiled == 0 or p.sparse == 1) then
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             reg_pin(acc[i][j]);
+//% end
+//% if p.parts == 2 then
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            reg_pin(acc4[i][j]);
 //% end
 //% if p.fold2 == 1 then
     /* Two sets of group sums taken in turn (the wgmmas' accumulators), each

@@ -68,10 +68,12 @@ function P.check(f, arch)
   local base = mi * nt // 2
   local fold2 = L.fold and g > 0 and g <= bk and 3 * base + frag_regs + 24 <= cap
                 and 2 * threads * (2 * base + frag_regs + 24) > 65536
-  local acc_regs = base * (fold2 and 3 or (L.fold and 2 or 1))
+  -- Two activation parts: a second set of sums beside the first.
+  local acc_regs = base * (fold2 and 3 or ((L.fold or L.parts == 2) and 2 or 1))
   if acc_regs > 128 and not fold2 then
     bad("pipe=" .. pipe .. ": warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. acc_regs .. " accumulator registers per thread (max 128)"
-        .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or ""))
+        .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or "")
+        .. (L.parts == 2 and " with " .. f.scheme .. "'s two sums" or ""))
   end
   -- Registers: accumulators, two steps of A fragments, ~40 for addresses
   -- and parameters; past the per-thread share of the register file ptxas

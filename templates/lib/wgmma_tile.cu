@@ -7,7 +7,8 @@
 //% -- A scheme with a per-group rescale (fold) sums each group apart: with
 //% -- p.fold2 in two sets of registers, a pair of groups in turn (set `par`
 //% -- for a tile's first group), drained and folded after the pair; without
-//% -- it in one set, drained at every group end.
+//% -- it in one set, drained at every group end. `sums`: the accumulators
+//% -- the tile's MMAs add into (two activation parts: acc or acc4).
         const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
         const u32 xtile = stage + X_OFF + wg_m * NT * BK;
 //% if p.sparse == 1 then
@@ -122,7 +123,7 @@
             for (int kk = 0; kk < 2; ++kk)
 #pragma unroll
                 for (int i = 0; i < MI; ++i)
-                    wgmma_s8_m64n{{ p.nt }}k32(acc[i], a[i][kk], x_desc(xtile + kb * 64 + kk * 32));
+                    wgmma_s8_m64n{{ p.nt }}k32({{ sums or "acc" }}[i], a[i][kk], x_desc(xtile + kb * 64 + kk * 32));
 //% end
             wgmma_commit();
 //% if p.a_is_loaded == 1 then
