@@ -2,6 +2,7 @@
 -- follows the table it returns). A layer gets one GEMM variant per M bucket
 -- (the first bucket whose max_m >= M) and one activation-quantization kernel.
 local V = import("variants.lua")
+local G = import("lib/gemm.lua")
 local D = {}
 
 -- Buckets: small M streams weights with thin token tiles (tokens are the
@@ -178,10 +179,17 @@ D.BUCKETS_W8 = {
 -- set of sums leaves the registers for them. The 128-token TMA tiles then
 -- need ~205 registers per thread (one CTA per SM: a 6-stage ring, as the
 -- 4-bit table's one-wave policy); the 64-token ones 114 (two per SM).
--- Few tokens stay on the multistage tiles (no decode pipe).
-local function a2_tma(tile, warps, stages, split, per_sm, max_n)
+-- Past 1024 tokens the 128-token tile keeps one set of sums (stash=1: the
+-- INT8 part's stored in the workspace at the part boundary) and two CTAs
+-- per SM at 4 stages. Measured on the H200 against two sets (w4ax at 10 %
+-- INT8, 4096x4096 / 12288x4096 / 4096x11008): M = 4096 186 / 460 / 392
+-- against 198 / 488 / 450 us; M = 1024 60 / 133 / 116 against 54 / 132 /
+-- 121; M <= 256 up to 37 % slower (the stash's 128 KB of L2 traffic per
+-- tile, where the second CTA buys little). Few tokens stay on the
+-- multistage tiles (no decode pipe).
+local function a2_tma(tile, warps, stages, split, per_sm, max_n, stash)
   return { max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = tile, warps = warps,
-           stages = stages, split = split, per_sm = per_sm }
+           stages = stages, split = split, per_sm = per_sm, stash = stash }
 end
 D.BUCKETS_A2 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
@@ -195,8 +203,10 @@ D.BUCKETS_A2 = {
     alts = { a2_tma("128x64x128", "1x4", 8, "auto", 1, 4096), a2_tma("128x128x128", "1x8", 6, "auto", 1) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { a2_tma("128x128x128", "1x8", 6, "auto", 1) } },
-  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
+  { max_m = 1024, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
     alts = { a2_tma("128x128x128", "1x8", 6, 1, 1) } },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
+    alts = { a2_tma("128x128x128", "1x8", 4, 1, 2, nil, true) } },
 }
 
 -- The bucket table for a scheme's weights.
@@ -254,9 +264,6 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   return grow(fits), v.stages, per_sm
 end
 
--- Shared memory of one SM (H100: 228 KB), and what each CTA on it reserves.
-D.SM_SMEM, D.CTA_RESERVED = 233472, 1024
-
 -- A sparse kernel's stages also hold the tile's residual blocks (as many
 -- bytes as its 4-bit weights): where that would cost the dense choice's
 -- place on the SMs, take stages away (down to 3) until the sparse twin has
@@ -271,7 +278,6 @@ D.SM_SMEM, D.CTA_RESERVED = 233472, 1024
 -- fit one wave at 2 per SM and 8 stages stay faster than 5 (31.1 against
 -- 35.6). A plan that refuses the residual at this depth (the decode pipe's
 -- registers) gets stages taken away until it takes it.
-local function smem_per_sm(p) return D.SM_SMEM // (p.smem + 128 + D.CTA_RESERVED) end
 
 local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   local function plan_of(k)
@@ -279,7 +285,7 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   end
   local ok, dense = plan_of(dense_key)
   if not ok then error(dense, 0) end
-  local resident = smem_per_sm(dense)
+  local resident = G.smem_resident(dense)
   if per_sm then resident = math.min(resident, per_sm) end
   local function waves(r) return math.ceil(ctas / (sms * math.max(1, r))) end
   for n = stages, 2, -1 do
@@ -289,7 +295,7 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
     -- memory) goes on up as it came.
     if not ok and not (type(p) == "table" and p[1] == "INVALID_KEY") then error(p, 0) end
     if ok then
-      local r = math.min(smem_per_sm(p), resident)
+      local r = math.min(G.smem_resident(p), resident)
       if n <= 3 then return n end
       if ctas and sms then
         if waves(r) <= waves(resident) then return n end
@@ -325,8 +331,9 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
     split, stages, per_sm = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
   local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
-  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s",
-                            scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce)
+  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s",
+                            scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce,
+                            v.stash and ";stash=1" or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
@@ -336,7 +343,6 @@ end
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
 D.QUANT = "kernel=act-quant;threads=512"
 
-local G = import("lib/gemm.lua")
 local SCHEMES = import("schemes.lua")
 
 local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
@@ -422,7 +428,7 @@ end
 -- One bucket's records: the GEMM of canonical key `key` (checked against
 -- the layer), its INT32 twin, the activation kernel (unless the GEMM
 -- quantizes its own tokens), the workspace and the tensor maps.
-local function bucket_plan(key, max_m, S, group, N, K, arch, sections, res)
+local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
   local canon, f = V.parse(key, arch)
   if f.kernel ~= "gemm" then refuse("variant " .. canon .. " is not a GEMM (kernel=gemm)") end
   if f.scheme ~= S.name then
@@ -449,7 +455,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sections, res)
   local b = {
     max_m = max_m, tile_m = p.tile_m, cluster = p.cluster,
     gemm = kernel_plan(canon, slots, grid), gemm_acc = kernel_plan(acc_key, acc_slots, grid),
-    workspace = G.workspace(p, L, N, K), maps = {},
+    workspace = G.workspace(p, L, N, K, sms), maps = {},
   }
   -- A sparse GEMM's split-K slices, balanced by work (runtime/residual.h).
   if p.kslice == 1 then b.kslice = { tile_n = p.tile_n, tile_k = p.tile_k, split = p.split } end
@@ -500,7 +506,7 @@ function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks)
   end
   for i, b in ipairs(buckets(S.layout(group))) do
     local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res), arch)
-    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sections, res)
+    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sms, sections, res)
   end
   return out
 end

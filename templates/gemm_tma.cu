@@ -189,7 +189,7 @@ static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt
 //% end
 //% end
 
-extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
+extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
 {{ render("lib/wgmma_head.cu", { p = p }) }}
@@ -262,4 +262,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     __syncthreads();
 {{ render("lib/split_k.cu", { p = p }) }}
 {{ render("lib/epilogue.cu", { p = p, pre = false }) }}
+//% if p.stash == 1 and p.split == 1 then
+    /* Every thread has read its INT8 sums (the epilogue's barrier): the
+     * stash slot is free (lib/stash.cu). */
+    if (tid == 0 && kt8 > 0)
+        stash_release(counters, stash_slot);
+//% end
 }

@@ -154,6 +154,11 @@ V.KINDS = {
       sparsity = { norm = norm_budget },
       rblock = { norm = norm_rblock },
       rslots = { norm = norm_int("rslots", 0, 4) },
+      -- stash=1 (two activation parts, pipe=wgmma/tma): one set of sums, the
+      -- first part's stored in the workspace at the part boundary and read
+      -- back by the epilogue, instead of a second set in registers (0 or
+      -- absent, the default).
+      stash  = { norm = norm_int("stash", 0, 1) },
       arch   = { norm = norm_arch },
     },
   },
@@ -241,6 +246,7 @@ function V.parse(text, default_arch)
   if f.sparsity and not f.rblock then f.rblock = "64x64" end
   if f.rslots == "0" then f.rslots = nil end
   if f.rslots and not f.sparsity then bad("rslots=" .. f.rslots .. " needs a budget (sparsity > 0)") end
+  if f.stash == "0" then f.stash = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

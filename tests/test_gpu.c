@@ -521,9 +521,10 @@ END_TEST
 
 /* w4ax on every pipeline that takes two parts, forced: the warpgroup-MMA
  * pipes (cp.async and TMA rings, one and two CTAs' worth of sums per
- * thread) and a multistage tile, split-K slices that start and end inside
- * either part (a 320 x 1536 layer: 12 K tiles, the INT8 part 0, 2, 3 or 12
- * of them), bit-exact in both planes. */
+ * thread; with stash=1 one set of sums, the INT8 part's stored in a stash
+ * slot at split 1, in the partials past it) and a multistage tile, split-K
+ * slices that start and end inside either part (a 320 x 1536 layer: 12 K
+ * tiles, the INT8 part 0, 2, 3 or 12 of them), bit-exact in both planes. */
 static const char *const W4AX_PIPES[] = {
     "tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma",
     "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma",
@@ -531,6 +532,11 @@ static const char *const W4AX_PIPES[] = {
     "tile=128x128x128;warps=1x8;stages=6;split=1;pipe=tma",
     "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma",
     "tile=64x64x128;warps=1x4;stages=8;split=4;pipe=tma",
+    "tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma;stash=1",
+    "tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma;stash=1",
+    "tile=128x128x128;warps=1x8;stages=4;split=1;pipe=tma;stash=1",
+    "tile=128x128x128;warps=1x8;stages=6;split=1;pipe=wgmma;stash=1",
+    "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma;stash=1",
     "tile=32x128x128;warps=1x4;stages=3;split=3",
 };
 #define NW4AX_PIPES ((int)(sizeof W4AX_PIPES / sizeof W4AX_PIPES[0]))

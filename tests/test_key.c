@@ -121,6 +121,20 @@ START_TEST(bad_keys_are_rejected)
     expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;split=2;reduce=cluster", "not reduce=cluster");
     expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=256x128x128;warps=1x8", "w4ax's two sums");
     expect_refused(ctx, "scheme=w4ax;tile=16x64x128;warps=1x4;actq=fused", "not actq=fused");
+    /* stash=1 (one set of sums, the INT8 part's in the workspace): two-part
+     * schemes on the warpgroup-MMA pipes only; 0 is the default, unnamed. */
+    expect_refused(ctx, "scheme=w4a4;pipe=tma;tile=128x128x128;warps=1x8;stash=1", "not scheme w4a4 on pipe=tma");
+    expect_refused(ctx, "scheme=w4ax;tile=32x128x128;warps=1x4;stash=1", "not scheme w4ax on pipe=multistage");
+    expect_bad(ctx, "scheme=w4ax;stash=2", QJIT_INVALID_KEY, "stash");
+    {
+        char a[1024], b[1024];
+        canon(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;stash=0", a);
+        canon(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8", b);
+        ck_assert_str_eq(a, b);
+        ck_assert_ptr_null(strstr(a, "stash"));
+        canon(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;stash=1", a);
+        ck_assert_ptr_nonnull(strstr(a, ";stash=1;"));
+    }
     expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
     expect_bad(ctx, "scheme=w8a8;g=128", QJIT_INVALID_KEY, "per-channel weights only");
     expect_bad(ctx, "scheme=w4a8-is;g=0", QJIT_INVALID_KEY, "needs groups along K");
@@ -547,7 +561,7 @@ START_TEST(plans_agree_with_the_host)
                     if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
                         ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);
                 /* A two-part layer: no decode pipe or cluster reduction, the
-                 * TMA pipe past 256 tokens where K takes its tiles, both
+                 * TMA pipe past 1024 tokens where K takes its tiles, both
                  * kernels told its INT8 channels, the activation kernel its
                  * order. */
                 if (host->two_part) {
@@ -555,6 +569,8 @@ START_TEST(plans_agree_with_the_host)
                     ck_assert_msg(!strstr(key, "pipe=decode;") && !strstr(key, "reduce=cluster"), "%s", key);
                     if (plan.buckets[b].max_m == 0)
                         ck_assert_msg(strstr(key, K % 128 ? "pipe=multistage;" : "pipe=tma;"), "%s", key);
+                    /* One set of sums (stash=1) past 1024 tokens only. */
+                    ck_assert_msg(!strstr(key, ";stash=1;") == !(plan.buckets[b].max_m == 0 && K % 128 == 0), "%s", key);
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.signature, ",k8"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));

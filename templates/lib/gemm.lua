@@ -116,6 +116,13 @@ function G.slots(p, L)
     -- Split-K through the workspace: INT32 partials and arrival counters.
     add("partials", "int *__restrict__", "ws", "partials")
     add("counters", "unsigned *__restrict__", "ws", "counters")
+  elseif p.stash == 1 then
+    -- The INT8 part's sums, stored at the part boundary (lib/stash.cu): a
+    -- slot per CTA that can be resident, claimed in a bitmap (the counters
+    -- the activation kernel zeroes) of nbits slots.
+    add("stash", "int *__restrict__", "ws", "stash")
+    add("counters", "unsigned *__restrict__", "ws", "counters")
+    add("nwords", "int", "count", "counters")
   end
   if p.tma == 1 then
     -- TMA pipelines: tensor maps of Xq (per call), the packed weights and
@@ -132,12 +139,24 @@ function G.slots(p, L)
   return s
 end
 
+-- Shared memory of one sm_90 multiprocessor (H100: 228 KB), and what each
+-- CTA on it reserves.
+G.SM_SMEM, G.CTA_RESERVED = 233472, 1024
+
+-- CTAs of a kernel that shared memory lets one such multiprocessor hold at
+-- once; G.resident: and its threads.
+function G.smem_resident(p) return G.SM_SMEM // (p.smem + 128 + G.CTA_RESERVED) end
+function G.resident(p) return math.min(G.smem_resident(p), 2048 // p.threads) end
+
 -- The workspace sections a GEMM's call uses, in order, each sized
 -- fixed + per_m * M + per_mtile * ceil(M / tile_m) bytes (the runtime lays
 -- them out 256-byte aligned): the tokens quantized (Xq, first, then their
 -- scales sx and, for zero-point epilogues, row sums), the quantizer flags
--- of a fused GEMM, and split-K's arrival counters and INT32 partials.
-function G.workspace(p, L, N, K)
+-- of a fused GEMM, and split-K's arrival counters and INT32 partials; or,
+-- for a stash (p.stash at split 1), its bitmap and a slot of BM x BN sums
+-- per CTA that can be resident on the device's sms multiprocessors (slots
+-- in whole words of the bitmap).
+function G.workspace(p, L, N, K, sms)
   local ws = { { name = "xq", per_m = K }, { name = "sx", per_m = 4 * p.parts } }
   if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4 } end
   if p.fused == 1 then ws[#ws + 1] = { name = "flags", fixed = G.FUSED_QUANTIZERS * 8 } end
@@ -145,6 +164,10 @@ function G.workspace(p, L, N, K)
     local tiles_n = (N + p.tile_n - 1) // p.tile_n
     ws[#ws + 1] = { name = "counters", per_mtile = tiles_n * 4 }
     ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 * p.parts }
+  elseif p.stash == 1 then
+    local words = (sms * G.resident(p) + 31) // 32
+    ws[#ws + 1] = { name = "counters", fixed = words * 4 }
+    ws[#ws + 1] = { name = "stash", fixed = words * 32 * p.tile_m * p.tile_n * 4 }
   end
   return ws
 end
@@ -201,6 +224,10 @@ end
 -- activation kernel: the decode pipe, the cluster reduction and the fused
 -- quantizer keep one sum per output.
 function G.check_parts(f, L, pipe)
+  if f.stash == "1" and (L.parts ~= 2 or (pipe ~= "wgmma" and pipe ~= "tma")) then
+    fail("INVALID_KEY", "stash=1 (one set of sums, the first activation part's stored in the workspace) is for schemes "
+         .. "with two activation parts on pipe=wgmma or tma, not scheme " .. f.scheme .. " on pipe=" .. pipe)
+  end
   if L.parts ~= 2 then return end
   local why = (pipe == "decode" and "pipe=decode") or (f.reduce == "cluster" and "reduce=cluster")
               or (f.actq == "fused" and "actq=fused")

@@ -58,9 +58,20 @@
         __shared__ unsigned last;
         const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
         int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN * {{ parts }});
+//% if p.stash == 1 then
+        /* The INT8 part's sums went to the first plane at the part
+         * boundary (lib/kt_loop.cu); a slice without INT8 tiles stores
+         * zeros there. Only the INT4 part's are added here; the epilogue
+         * sums the first planes (lib/stash.cu). */
+        if (kt8 == 0)
+#pragma unroll
+            for (int q = 0; q < ACC_REGS; ++q)
+                __stcg(mine + q * THREADS + tid, 0);
+//% else
 #pragma unroll
         for (int q = 0; q < ACC_REGS; ++q)
             __stcg(mine + q * THREADS + tid, ACC(q));
+//% end
 //% if parts == 2 then
         /* The second part's sums after the first's. */
 #pragma unroll
@@ -79,9 +90,11 @@
             if (z == (int)blockIdx.z)
                 continue;
             const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN * {{ parts }});
+//% if p.stash ~= 1 then
 #pragma unroll
             for (int q = 0; q < ACC_REGS; ++q)
                 ACC(q) += __ldcg(other + q * THREADS + tid);
+//% end
 //% if parts == 2 then
 #pragma unroll
             for (int q = 0; q < ACC_REGS; ++q)
@@ -89,4 +102,17 @@
 //% end
         }
     }
+//% end
+//% if p.stash == 1 then
+    /* The INT8 part's sums for the epilogue (ACC(q), lib/stash.cu): the
+     * slices' first planes of partials, or this CTA's slot of the stash. */
+//%   if p.split > 1 then
+    const int *p8 = partials + (size_t)(blockIdx.y * gridDim.x + blockIdx.x) * SPLIT * (2 * BM * BN);
+    const int n8 = SPLIT;
+    const int mask8 = -1;
+//%   else
+    const int *p8 = stash + (size_t)(kt8 > 0 ? stash_slot : 0) * (BM * BN);
+    const int n8 = 1;
+    const int mask8 = kt8 > 0 ? -1 : 0;
+//%   end
 //% end

@@ -36,9 +36,18 @@
 #define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
 //% end
 #define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
+//% if p.stash == 1 then
+#define ACC_REG(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
+/* Two activation parts with one set of sums (lib/stash.cu): after the main
+ * loop acc holds the INT4 part's; the INT8 part's are read back from the
+ * workspace. */
+#define ACC(q) part8_sum(p8, n8, mask8, (q), tid)
+#define ACC2(q) ACC_REG(q)
+//% else
 #define ACC(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]
 //% if p.parts == 2 then
 #define ACC2(q) acc4[(q) / (NT / 2)][(q) % (NT / 2)]   /* the INT4 part's sums (acc: the INT8 part's) */
+//% end
 //% end
 #define ACC_NJ (NT / 8)
 /* The output tile's token (row) and weight row (column) of ACC(q). */
@@ -56,3 +65,6 @@ static __device__ __forceinline__ u64 x_desc(u32 addr)
 {
     return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
+//% if p.stash == 1 then
+{{ render("lib/stash.cu") }}
+//% end

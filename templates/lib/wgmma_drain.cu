@@ -6,7 +6,7 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j) {
             reg_fence(acc[i][j]);
-//% if p.parts == 2 then
+//% if p.parts == 2 and p.stash == 0 then
             reg_fence(acc4[i][j]);
 //% end
         }

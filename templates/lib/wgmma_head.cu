@@ -30,7 +30,7 @@
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
             acc[i][j] = 0;
-//% if p.parts == 2 then
+//% if p.parts == 2 and p.stash == 0 then
     /* Two activation parts: acc sums the INT8 part, acc4 the INT4 part
      * (lib/kt_loop.cu). */
     int acc4[MI][NT / 2];
@@ -62,7 +62,7 @@
         for (int j = 0; j < NT / 2; ++j)
             reg_pin(acc[i][j]);
 //% end
-//% if p.parts == 2 then
+//% if p.parts == 2 and p.stash == 0 then
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll

@@ -68,12 +68,14 @@ function P.check(f, arch)
   local base = mi * nt // 2
   local fold2 = L.fold and g > 0 and g <= bk and 3 * base + frag_regs + 24 <= cap
                 and 2 * threads * (2 * base + frag_regs + 24) > 65536
-  -- Two activation parts: a second set of sums beside the first.
-  local acc_regs = base * (fold2 and 3 or ((L.fold or L.parts == 2) and 2 or 1))
+  -- Two activation parts: a second set of sums beside the first, unless
+  -- the first part's are stashed (stash=1, lib/stash.cu).
+  local two_sets = L.parts == 2 and f.stash ~= "1"
+  local acc_regs = base * (fold2 and 3 or ((L.fold or two_sets) and 2 or 1))
   if acc_regs > 128 and not fold2 then
     bad("pipe=" .. pipe .. ": warpgroup tile " .. nt .. "x" .. (bn // wgn) .. " needs " .. acc_regs .. " accumulator registers per thread (max 128)"
         .. (L.fold and " with " .. f.scheme .. "'s per-group sums" or "")
-        .. (L.parts == 2 and " with " .. f.scheme .. "'s two sums" or ""))
+        .. (two_sets and " with " .. f.scheme .. "'s two sums (stash=1 keeps one set)" or ""))
   end
   -- Registers: accumulators, two steps of A fragments, ~40 for addresses
   -- and parameters; past the per-thread share of the register file ptxas
@@ -116,6 +118,13 @@ function P.check(f, arch)
   }
   G.scheme_facts(p, L, g, sp)
   p.fold2 = fold2 and 1 or 0
+  -- stash=1: two activation parts in one set of sums, the INT8 part's
+  -- stored to the workspace at the part boundary (lib/stash.cu).
+  p.stash = (f.stash == "1") and 1 or 0
+  -- Kept to two CTAs per SM where shared memory allows them: the epilogue's
+  -- read-back sums, loaded ahead of their use, would otherwise take the
+  -- registers of the second CTA (the 128x128 tile fits 128, no spills).
+  p.min_blocks = (p.stash == 1 and G.resident(p) >= 2) and 2 or 0
   -- Sets taken in turn per group: with one group per K tile the main loop
   -- runs two tiles per iteration, so each tile knows its set.
   p.kt_unroll = (fold2 and g == bk) and 2 or 1
