@@ -181,12 +181,12 @@ D.BUCKETS_W8 = {
 -- 4-bit table's one-wave policy); the 64-token ones 114 (two per SM).
 -- Past 1024 tokens the 128-token tile keeps one set of sums (stash=1: the
 -- INT8 part's stored in the workspace at the part boundary) and two CTAs
--- per SM at 4 stages. Measured on the H200 against two sets (w4ax at 10 %
--- INT8, 4096x4096 / 12288x4096 / 4096x11008): M = 4096 186 / 460 / 392
--- against 198 / 488 / 450 us; M = 1024 60 / 133 / 116 against 54 / 132 /
--- 121; M <= 256 up to 37 % slower (the stash's 128 KB of L2 traffic per
--- tile, where the second CTA buys little). Few tokens stay on the
--- multistage tiles (no decode pipe).
+-- per SM at 4 stages. Measured on the H200 against two sets (a two-part
+-- layer at 10 % INT8; 4096x4096 / 12288x4096 / 4096x11008): M = 4096 186 /
+-- 460 / 392 against 198 / 488 / 450 us; M = 1024 60 / 133 / 116 against
+-- 54 / 132 / 121; M <= 256 up to 37 % slower (the stash's 128 KB of L2
+-- traffic per tile, where the second CTA buys little). Few tokens stay on
+-- the multistage tiles (no decode pipe).
 local function a2_tma(tile, warps, stages, split, per_sm, max_n, stash)
   return { max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = tile, warps = warps,
            stages = stages, split = split, per_sm = per_sm, stash = stash }
