@@ -118,8 +118,8 @@ function G.slots(p, L)
     add("counters", "unsigned *__restrict__", "ws", "counters")
   elseif p.stash == 1 then
     -- The INT8 part's sums, stored at the part boundary (lib/stash.cu): a
-    -- slot per CTA that can be resident, claimed in a bitmap (the counters
-    -- the activation kernel zeroes) of nbits slots.
+    -- slot per CTA that can be resident, claimed in a bitmap of nwords
+    -- words (the counters, zeroed by the activation kernel).
     add("stash", "int *__restrict__", "ws", "stash")
     add("counters", "unsigned *__restrict__", "ws", "counters")
     add("nwords", "int", "count", "counters")

@@ -11,30 +11,26 @@
 //% -- each wgmma names its accumulators where the code is generated; with
 //% -- p.stash one set of sums, the first part's stored between the two loops
 //% -- (lib/stash.cu).
-//% if p.parts == 2 and p.stash == 0 then
-    /* Two activation parts: the K tiles of the layer's first k8 channels
-     * (INT8 tokens) sum into acc, the rest (INT4 values) into acc4; k8 is
-     * a multiple of 128, so a K tile lies in one part. */
-    const int kt8 = min(max(k8 / BK - kt_begin, 0), ktiles);
-    int kt = 0;
-    for (; kt < kt8; ++kt) {
-{{ (render(body, { p = p, par = 0, ends = "check", sums = "acc" }):gsub("\n$", "")) }}
-    }
-    for (; kt < ktiles; ++kt) {
-{{ (render(body, { p = p, par = 0, ends = "check", sums = "acc4" }):gsub("\n$", "")) }}
-    }
-//% elseif p.parts == 2 then
+//% if p.parts == 2 then
+//%   local stash = p.stash == 1
+//%   if stash then
     /* Two activation parts: the K tiles of the layer's first k8 channels
      * (INT8 tokens), then the rest (INT4 values); k8 is a multiple of 128,
      * so a K tile lies in one part. */
+//%   else
+    /* Two activation parts: the K tiles of the layer's first k8 channels
+     * (INT8 tokens) sum into acc, the rest (INT4 values) into acc4; k8 is
+     * a multiple of 128, so a K tile lies in one part. */
+//%   end
     const int kt8 = min(max(k8 / BK - kt_begin, 0), ktiles);
-//%   if p.split == 1 then
+//%   if stash and p.split == 1 then
     __shared__ int stash_slot;
 //%   end
     int kt = 0;
     for (; kt < kt8; ++kt) {
-{{ (render(body, { p = p, par = 0, ends = "check" }):gsub("\n$", "")) }}
+{{ (render(body, { p = p, par = 0, ends = "check", sums = not stash and "acc" or nil }):gsub("\n$", "")) }}
     }
+//%   if stash then
     if (kt8 > 0) {
         /* The INT8 part ends: every MMA done, its sums to the workspace
          * (lib/stash.cu), the set zeroed for the INT4 part. */
@@ -44,14 +40,14 @@
 #pragma unroll
             for (int j = 0; j < NT / 2; ++j)
                 reg_fence(acc[i][j]);
-//%   if p.split == 1 then
+//%     if p.split == 1 then
         if (tid == 0)
             stash_slot = stash_claim(counters, nwords);
         __syncthreads();
         int *sums8 = stash + (size_t)stash_slot * (BM * BN);
-//%   else
+//%     else
         int *sums8 = partials + ((size_t)(blockIdx.y * gridDim.x + blockIdx.x) * SPLIT + blockIdx.z) * (size_t)(2 * BM * BN);
-//%   end
+//%     end
 #pragma unroll
         for (int q = 0; q < ACC_REGS; ++q)
             __stcg(sums8 + q * THREADS + tid, ACC_REG(q));
@@ -61,8 +57,9 @@
             for (int j = 0; j < NT / 2; ++j)
                 acc[i][j] = 0;
     }
+//%   end
     for (; kt < ktiles; ++kt) {
-{{ (render(body, { p = p, par = 0, ends = "check" }):gsub("\n$", "")) }}
+{{ (render(body, { p = p, par = 0, ends = "check", sums = not stash and "acc4" or nil }):gsub("\n$", "")) }}
     }
 //% elseif p.kt_unroll == 1 then
     for (int kt = 0; kt < ktiles; ++kt) {

@@ -3,9 +3,9 @@
 //% -- At the part boundary (lib/kt_loop.cu) every MMA is drained and the
 //% -- INT8 part's sums go to the workspace in register order (coalesced,
 //% -- as split-K's partials): at split 1 into a slot of the stash claimed
-//% -- for the CTA's lifetime, at split > 1 into the slice's first plane of
-//% -- partials. The epilogue reads them back one register at a time (ACC(q),
-//% -- lib/wgmma_defs.cu), summing the slices.
+//% -- there and freed after the epilogue, at split > 1 into the slice's
+//% -- first plane of partials. The epilogue reads them back one register at
+//% -- a time (ACC(q), lib/wgmma_defs.cu), summing the slices.
 /* Claims a free slot of the stash: a zero bit of the bitmap (nwords words,
  * zeroed by the activation kernel; every slot is released by the CTA that
  * claimed it, after its epilogue). There are slots for every CTA that can
