@@ -14,7 +14,7 @@
 //% else
 // Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
 // routine, quantize_row, is lib/act_row.cu's, shared with the GEMMs that
-// quantize their own tokens), one value per byte:
+// quantize their own tokens), {{ p.pack == 2 and "two values per byte (in each 32 channels, byte b\n// holds channel b in its low nibble, channel b + 16 in its high one: the INT4\n// MMA's operand order, mma=s4)" or "one value per byte" }}:
 //   sx[m] = max_k |X[m, k]| / {{ f.bits == "4" and 7 or 127 }} (1 for an all-zero row),
 //   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -{{ f.bits == "4" and 7 or 127 }}, {{ f.bits == "4" and 7 or 127 }}), round half away from zero,
 //% if p.rowsum == 1 then
@@ -111,6 +111,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% if p.parts == 2 then
     quantize_row_parts((const u16 *)X + (size_t)m * K, perm, (u32 *)Xq + (size_t)m * (K / 4), sx, m, K, k8, warp_max);
 //% else
-    quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
+    quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}{{ p.pack == 2 and ", 4" or "" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
 //% end
 }

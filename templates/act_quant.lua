@@ -25,8 +25,13 @@ function P.check(f, arch)
   local rowsum = f.rowsum == "1"
   local parts = f.bits == "8+4" and 2 or 1
   if parts == 2 and rowsum then fail("INVALID_KEY", "rowsum=1 is for one-part activations, not bits=8+4") end
-  return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,
-           parts = parts,
+  local pack = tonumber(f.pack or "1")
+  if pack == 2 and f.bits ~= "4" then
+    fail("INVALID_KEY", "pack=2 (two values per byte) is for bits=4, not bits=" .. f.bits)
+  end
+  return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (pack == 2 and "x2" or "")
+                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,
+           parts = parts, pack = pack,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
            rowsum = rowsum and 1 or 0,
            -- It lets the GEMM after it start early (griddepcontrol.launch_dependents);

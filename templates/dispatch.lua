@@ -3,6 +3,7 @@
 -- (the first bucket whose max_m >= M) and one activation-quantization kernel.
 local V = import("variants.lua")
 local G = import("lib/gemm.lua")
+local SCHEMES = import("schemes.lua")
 local D = {}
 
 -- Buckets: small M streams weights with thin token tiles (tokens are the
@@ -307,11 +308,22 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   return stages   -- no depth takes it: the key's own error tells why
 end
 
+-- The INT4 tensor-core MMA (mma=s4, the tokens packed two per byte) where
+-- the target has INT4 tensor cores (sm_80/86/89) and the scheme an INT4
+-- operand form (4-bit weights, one part of 4-bit tokens), on the
+-- multistage pipe: half the tokens' bytes and twice the MMA rate of the
+-- INT8 form. sm_90 has no INT4 tensor cores (ptxas widens the operands),
+-- and the decode pipe keeps the INT8 form.
+local function int4_mma(L, pipe, arch)
+  return L.int4_mma and pipe == "multistage" and V.ARCH[arch] and V.ARCH[arch].cc < 90
+end
+
 -- The bucket's variant for this layer and target: its first alternative
 -- whose conditions hold, else its own fields; res: the weights' residual
 -- (residual_of) or nil.
 local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local archn = V.norm_arch(arch)
+  local L = SCHEMES.get(scheme).layout(group)
   local v, bm, bn, bk, split, stages, per_sm
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == archn)
@@ -331,9 +343,10 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
     split, stages, per_sm = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
   local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
-  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s",
-                            scheme, group, bm, bn, bk, v.warps, stages, split, v.pipe or "multistage", arch, reduce,
-                            v.stash and ";stash=1" or "")
+  local pipe = v.pipe or "multistage"
+  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s%s",
+                            scheme, group, bm, bn, bk, v.warps, stages, split, pipe, arch, reduce,
+                            v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
@@ -343,13 +356,13 @@ end
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
 D.QUANT = "kernel=act-quant;threads=512"
 
-local SCHEMES = import("schemes.lua")
-
 local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
 
--- The activation kernel a scheme's layers use.
-local function quant_key(L, arch)
-  return V.canonicalize(D.QUANT .. ";bits=" .. (L.act_bits or 8) .. (L.rowsum and ";rowsum=1" or ""), arch)
+-- The activation kernel a scheme's layers use, for GEMMs that take
+-- xpack values per byte (2: mma=s4's packed tokens).
+local function quant_key(L, arch, xpack)
+  return V.canonicalize(D.QUANT .. ";bits=" .. (L.act_bits or 8) .. (L.rowsum and ";rowsum=1" or "")
+                        .. (xpack == 2 and ";pack=2" or ""), arch)
 end
 
 -- The same key with another epilogue (the INT32-accumulator twin).
@@ -460,7 +473,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
   -- A sparse GEMM's split-K slices, balanced by work (runtime/residual.h).
   if p.kslice == 1 then b.kslice = { tile_n = p.tile_n, tile_k = p.tile_k, split = p.split } end
   if p.fused ~= 1 then
-    local q = quant_key(L, arch)
+    local q = quant_key(L, arch, p.xpack)
     local qf = select(2, V.parse(q, arch))
     local _, qp, _, qslots = V.plan(qf)
     for _, s in ipairs(qslots) do
@@ -538,9 +551,11 @@ function D.defaults(arch)
     local S = SCHEMES.get(name)
     for _, group in ipairs(DEFAULT_GROUPS) do
       if not S.check_group(group) then
-        add(quant_key(S.layout(group), arch))
+        local L = S.layout(group)
+        add(quant_key(L, arch))
+        if int4_mma(L, "multistage", V.norm_arch(arch)) then add(quant_key(L, arch, 2)) end
         for _, shape in ipairs(D.SHAPES) do
-          for _, b in ipairs(buckets(S.layout(group))) do
+          for _, b in ipairs(buckets(L)) do
             add(V.canonicalize(gemm_key(name, group, b, shape[1], shape[2], arch, 132), arch))
           end
         end

@@ -16,6 +16,7 @@ function P.check(f, arch)
   local d = G.dims(f)
   local S, L = G.scheme(f)
   G.check_parts(f, L, "decode")
+  G.check_mma(f, L, "decode")
   local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
   local stages, g, split = d.stages, d.g, d.split
   if bk ~= 64 then bad("pipe=decode: tile K step " .. bk .. " must be 64 (one packed block)") end

@@ -1,7 +1,7 @@
 // qjit variant: {{ key }}
 //
 // GEMM, scheme {{ f.scheme }}, multistage pipeline (cp.async ring of {{ p.stages }} stages,
-// mma.sync m16n8k32 INT8 with INT32 accumulators), for {{ f.arch }}.
+// mma.sync {{ p.mma_s4 == 1 and "m16n8k64 INT4" or "m16n8k32 INT8" }} with INT32 accumulators), for {{ f.arch }}.
 //   Y[m, n] = epi_value(sum_k Xq[m, k] * W'[n, k])   (the scheme's epilogue)
 // Weights are the MMA's A operand (16 weight rows x 32 k), tokens its B
 // operand (8 tokens), so one packed layout (runtime/layout.h) serves every M.
@@ -11,6 +11,9 @@
 //% end
 {{ render("lib/prelude.cu") }}
 {{ render("lib/mma.cu") }}
+//% if p.mma_s4 == 1 then
+{{ render("lib/mma_s4.cu") }}
+//% end
 {{ render(scheme.device, { p = p }) }}
 {{ gemm.lib(p) }}
 #define BM {{ p.tile_m }}
@@ -26,6 +29,7 @@
 #define NG {{ p.ng }}                /* group-parameter entries per n-block per stage */
 #define W_STAGE {{ p.w_bytes }}      /* bytes of packed weights per stage */
 #define X_STAGE {{ p.x_bytes }}
+#define XR {{ p.tile_k // p.xpack }}               /* bytes of a token's row of the activation tile */
 #define STAGE_BYTES {{ p.stage_bytes }}
 #define LDC {{ p.ldc }}              /* padded row of the output tile in shared memory */
 #define SPLIT {{ p.split }}
@@ -52,11 +56,15 @@
 #define EPI_TILE_OFF 0
 //% end
 
-/* Activation tile rows are BK bytes; 16-byte chunks are XOR-swizzled so the
- * eight row addresses of one ldmatrix hit eight different bank groups. */
+/* Activation tile rows are XR bytes (BK values, {{ p.xpack == 2 and "two" or "one" }} per byte); 16-byte chunks
+ * are XOR-swizzled so the eight row addresses of one ldmatrix hit eight
+ * different bank groups. */
 static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 {
-//% if p.tile_k == 64 then
+//% local xr = p.tile_k // p.xpack
+//% if xr == 32 then
+    return chunk ^ ((row >> 2) & 1);
+//% elseif xr == 64 then
     return chunk ^ ((row >> 1) & 3);
 //% else
     return chunk ^ (row & 7);
@@ -76,6 +84,18 @@ static __device__ __forceinline__ void mma_step(int (&c)[MI][NJ][4], const u32 (
             for (int j = 0; j < NJ; ++j)
                 mma_s8_16832(c[i][j], a[i][kk], b[j][2 * kk], b[j][2 * kk + 1]);
 }
+//% if p.mma_s4 == 1 then
+
+/* The same with one INT4 MMA (m16n8k64) per A tile and B tile. */
+static __device__ __forceinline__ void mma_step_s4(int (&c)[MI][NJ][4], const u32 (&a)[MI][4], const u32 (&b)[NJ][2])
+{
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j)
+            mma_s4_16864(c[i][j], a[i], b[j][0], b[j][1]);
+}
+//% end
 
 extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
@@ -175,9 +195,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% end
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {
+//% if p.mma_s4 == 1 then
+            /* A: one 128-bit load per 16-row block gives this lane its
+             * weights for one INT4 MMA (the scheme's dequant_s4). */
+            u32 a[MI][4];
+//% else
             /* A: W_VECS 128-bit loads per 16-row block give this lane its
              * weights for two MMAs (the packed layout). */
             u32 a[MI][2][4];
+//% end
 //% if p.fold == 1 then
             wparams prs[MI];
 //% end
@@ -196,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
                 for (int v = 0; v < W_VECS; ++v)
                     w[v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * (512 * W_VECS) + v * 512 + lane * 16);
-                dequant(w, pr, a[i]);
+                {{ p.mma_s4 == 1 and "dequant_s4" or "dequant" }}(w, pr, a[i]);
 //% if p.fold == 1 then
                 prs[i] = pr;
 //% end
@@ -210,13 +236,25 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                     residual_fold(lds128(stage + R_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16), a[i]);
             }
 //% end
+//% if p.mma_s4 == 1 then
+            /* B: one ldmatrix.x2 per 8 tokens covers 64 k (32 bytes, one
+             * MMA); lanes 16..31 repeat the addresses of 0..15. */
+            u32 b[NJ][2];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                const int row = warp_m * (BM / WARPS_M) + j * 8 + (lane & 7);
+                const int chunk = kb * 2 + ((lane >> 3) & 1);
+                ldmatrix_x2(stage + X_OFF + row * XR + x_swizzle(row, chunk) * 16, b[j][0], b[j][1]);
+            }
+            mma_step_s4(acc, a, b);
+//% else
             /* B: one ldmatrix.x4 per 8 tokens covers 64 k (two MMAs). */
             u32 b[NJ][4];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
                 const int row = warp_m * (BM / WARPS_M) + j * 8 + (lane & 7);
                 const int chunk = kb * 4 + (lane >> 3);
-                ldmatrix_x4(stage + X_OFF + row * BK + x_swizzle(row, chunk) * 16,
+                ldmatrix_x4(stage + X_OFF + row * XR + x_swizzle(row, chunk) * 16,
                             b[j][0], b[j][1], b[j][2], b[j][3]);
             }
 //% if p.parts == 2 then
@@ -226,6 +264,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                 mma_step(acc4, a, b);
 //% else
             mma_step({{ p.fold == 1 and "part" or "acc" }}, a, b);
+//% end
 //% end
 //% if p.fold == 1 then
             /* A group ends here, or the slice does: acc += part * S. */

@@ -10,6 +10,7 @@ function P.check(f, arch)
   local d = G.dims(f)
   local S, L = G.scheme(f)
   G.check_parts(f, L, "multistage")
+  local xpack = G.check_mma(f, L, "multistage")   -- 2: the INT4 MMA, tokens two per byte
   local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
   local stages, g, split = d.stages, d.g, d.split
   if bk ~= 64 and bk ~= 128 then bad("tile K step " .. bk .. " must be 64 or 128") end
@@ -31,7 +32,7 @@ function P.check(f, arch)
         .. (L.parts == 2 and " with " .. f.scheme .. "'s two sums" or ""))
   end
   local ng = (g > 0 and L.gparams) and math.max(1, bk // g) or 0     -- gparams entries per n-block per stage
-  local w_bytes, x_bytes, gp_bytes = bn * bk * L.bits // 8, bm * bk, (bn // 16) * ng * 32
+  local w_bytes, x_bytes, gp_bytes = bn * bk * L.bits // 8, bm * bk // xpack, (bn // 16) * ng * 32
   -- A sparse kernel's stage adds the tile's residual blocks and their presence word.
   local sp, r_stage = G.sparse(f, L, bn, bk)
   local stage_bytes = w_bytes + x_bytes + gp_bytes + r_stage
@@ -50,6 +51,9 @@ function P.check(f, arch)
     group = g, k_step = bk, n_unit = 16, mi = mi, nj = nj, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
+    -- mma=s4: m16n8k64 .s4 MMAs on tokens packed two per byte (rows of
+    -- BK / 2 bytes in a stage).
+    mma_s4 = xpack == 2 and 1 or 0, xpack = xpack,
     -- Programmatic dependent launch (sm_90+): start while the activation
     -- kernel still runs, fetch weights first, wait before touching Xq.
     -- A fused GEMM follows no activation kernel.

@@ -159,6 +159,14 @@ V.KINDS = {
       -- back by the epilogue, instead of a second set in registers (0 or
       -- absent, the default).
       stash  = { norm = norm_int("stash", 0, 1) },
+      -- mma=s4 (schemes of 4-bit weights and one part of 4-bit tokens,
+      -- pipe=multistage): the INT4 tensor-core MMA (mma.sync m16n8k64 .s4,
+      -- sm_80/86/89), the tokens packed two per byte by the activation
+      -- kernel (act-quant pack=2); mma=s8 (the default, unnamed in the
+      -- canonical key): both operands widened to INT8 for the INT8 MMA.
+      -- sm_90 has no INT4 tensor cores: ptxas expands each .s4 MMA into
+      -- two INT8 ones and about 170 instructions that widen its operands.
+      mma    = { norm = norm_choice("mma", { s8 = "s8", int8 = "s8", s4 = "s4", int4 = "s4" }) },
       arch   = { norm = norm_arch },
     },
   },
@@ -174,6 +182,11 @@ V.KINDS = {
       -- subtract a zero point).
       rowsum  = { norm = norm_choice("rowsum", { ["0"] = "0", ["1"] = "1", no = "0", yes = "1" }), default = "0" },
       threads = { norm = norm_int("threads", 32, 1024), default = "256" },
+      -- pack=2 (bits=4): two values per byte, for the INT4 MMA (a GEMM's
+      -- mma=s4): in each 32 channels, byte b holds channel b in its low
+      -- nibble and channel b + 16 in its high one; pack=1 (the default,
+      -- unnamed in the canonical key): one value per byte.
+      pack    = { norm = norm_int("pack", 1, 2) },
       arch    = { norm = norm_arch },
     },
   },
@@ -247,6 +260,8 @@ function V.parse(text, default_arch)
   if f.rslots == "0" then f.rslots = nil end
   if f.rslots and not f.sparsity then bad("rslots=" .. f.rslots .. " needs a budget (sparsity > 0)") end
   if f.stash == "0" then f.stash = nil end
+  if f.mma == "s8" then f.mma = nil end
+  if f.pack == "1" then f.pack = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

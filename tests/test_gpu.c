@@ -86,6 +86,22 @@ static void teardown(fixture *f)
 
 #define CU(call) ck_assert_int_eq((int)(call), (int)CUDA_SUCCESS)
 
+/* Tokens packed two per byte (act-quant pack=2) back to one per byte, in
+ * place (n values, n / 2 bytes in): in each 32 values, byte b holds value
+ * b in its low nibble and value b + 16 in its high one, as INT4. */
+static void unpack_tokens(int8_t *q, size_t n)
+{
+    int8_t group[32];
+    for (size_t g = n / 32; g-- > 0;) {
+        for (int b = 0; b < 16; b++) {
+            const uint8_t v = (uint8_t)q[g * 16 + (size_t)b];
+            group[b] = (int8_t)((int8_t)(v << 4) >> 4);
+            group[b + 16] = (int8_t)((int8_t)v >> 4);
+        }
+        memcpy(q + g * 32, group, 32);
+    }
+}
+
 /* Runs forward and forward_acc at M and compares everything with the CPU. */
 static void check_m(fixture *f, int64_t M, uint64_t stream)
 {
@@ -128,8 +144,17 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
     CU(d->CtxSynchronize());
     CU(d->MemcpyDtoH(acc, dA, yn * 4 * parts));
     CU(d->MemcpyDtoH(Y, dY, yn * 2));
-    CU(d->MemcpyDtoH(Xq_gpu, dW, xn));
-    CU(d->MemcpyDtoH(sx_gpu, dW + ((xn + 255) & ~(size_t)255), (size_t)M * 4 * parts));
+    /* A GEMM on the INT4 MMA (mma=s4) reads its tokens two per byte
+     * (act-quant pack=2): half the bytes, unpacked here by the layout the
+     * docs give, so they compare with the reference value for value. */
+    char key[512];
+    ck_assert_int_eq(qjit_linear_variant(f->lin, M, key, sizeof key), QJIT_OK);
+    const int packed = strstr(key, "mma=s4") != NULL;
+    const size_t xq_bytes = packed ? xn / 2 : xn;
+    CU(d->MemcpyDtoH(Xq_gpu, dW, xq_bytes));
+    CU(d->MemcpyDtoH(sx_gpu, dW + ((xq_bytes + 255) & ~(size_t)255), (size_t)M * 4 * parts));
+    if (packed)
+        unpack_tokens(Xq_gpu, xn);
 
     ck_assert_msg(memcmp(sx, sx_gpu, (size_t)M * 4 * parts) == 0, "sx differs from the CPU reference (M=%lld)",
                   (long long)M);
@@ -159,12 +184,10 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
                           i % (size_t)N, y, Yref[i], (long long)M);
         exact_half += Y[i] == qjit__float_to_half(Yref[i]);
     }
-    char key[512];
-    qjit_linear_variant(f->lin, M, key, sizeof key);
     const char *pipe = strstr(key, "pipe=");
-    printf("%-8s g=%-3d M=%-5lld N=%-5lld K=%-5lld acc exact, FP16 = rounded reference %lld/%zu  %.*s\n",
+    printf("%-8s g=%-3d M=%-5lld N=%-5lld K=%-5lld acc exact, FP16 = rounded reference %lld/%zu  %.*s%s\n",
            qjit_scheme_name(f->scheme), f->group, (long long)M, (long long)N, (long long)K, exact_half, yn,
-           pipe ? (int)strcspn(pipe, ";") : 0, pipe ? pipe : "");
+           pipe ? (int)strcspn(pipe, ";") : 0, pipe ? pipe : "", packed ? " mma=s4" : "");
     d->MemFree(dX);
     d->MemFree(dY);
     d->MemFree(dA);
@@ -540,6 +563,53 @@ static const char *const W4AX_PIPES[] = {
     "tile=32x128x128;warps=1x4;stages=3;split=3",
 };
 #define NW4AX_PIPES ((int)(sizeof W4AX_PIPES / sizeof W4AX_PIPES[0]))
+
+/* w4a4 on the INT4 tensor-core MMA (mma=s4, m16n8k64 .s4, the tokens
+ * packed two per byte by the activation kernel): what sm_80/86/89 run,
+ * forced here on every GPU (sm_90 executes it, widened by ptxas). Tiles
+ * with K steps of 64 and 128 (token rows of 32 and 64 bytes in a stage),
+ * one to eight warps along the tokens, split-K; a 320 x 1536 layer, odd
+ * shapes (K = 640 and 41600: a row the activation kernel reads twice) and
+ * a Llama layer up to 4096 tokens. */
+static const char *const S4_PIPES[] = {
+    "tile=32x128x128;warps=1x4;stages=3;split=3;mma=s4",
+    "tile=64x64x64;warps=2x2;stages=4;split=1;mma=s4",
+    "tile=16x64x128;warps=1x4;stages=4;split=2;mma=s4",
+    "tile=128x128x64;warps=2x4;stages=4;split=1;mma=s4",
+};
+#define NS4_PIPES ((int)(sizeof S4_PIPES / sizeof S4_PIPES[0]))
+static const struct { int64_t N, K; } S4_SHAPES[] = {{320, 1536}, {16 * 7, 64 * 10}, {16 * 3, 128 * 325}};
+#define NS4_SHAPES ((int)(sizeof S4_SHAPES / sizeof S4_SHAPES[0]))
+
+START_TEST(int4_mma_bit_exact)
+{
+    const int si = _i / NS4_PIPES, pi = _i % NS4_PIPES;
+    fixture f;
+    setup_scheme(&f, QJIT_SCHEME_W4A4, S4_SHAPES[si].N, S4_SHAPES[si].K, 0, 1300 + _i, 1);
+    if (!create_forced(&f, S4_PIPES[pi]))
+        return;
+    char key[512];
+    ck_assert_int_eq(qjit_linear_variant(f.lin, 5, key, sizeof key), QJIT_OK);
+    ck_assert_msg(strstr(key, "mma=s4") != NULL, "not the INT4 MMA: %s", key);
+    check_m(&f, 1, 13000 + 3 * _i);
+    check_m(&f, 77, 13001 + 3 * _i);
+    check_m(&f, 300, 13002 + 3 * _i);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(int4_mma_llama_layer)
+{
+    fixture f;
+    setup_scheme(&f, QJIT_SCHEME_W4A4, 4096, 4096, 0, 1399, 1);
+    if (!create_forced(&f, "tile=128x128x64;warps=2x4;stages=4;split=1;mma=s4"))
+        return;
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 13900 + m);
+    check_m(&f, 4096, 13999);
+    teardown(&f);
+}
+END_TEST
 
 START_TEST(w4ax_every_pipeline_bit_exact)
 {
@@ -997,6 +1067,7 @@ Suite *qjit_test_suite(void)
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
+    TCase *int4_mma = tcase_create("int4_mma");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
@@ -1013,7 +1084,9 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(w4ax, w4ax_activation_kernel_bit_exact, 0, 4);
     tcase_add_loop_test(w4ax, w4ax_layers_bit_exact, 0, 4);
     tcase_add_loop_test(w4ax, w4ax_every_pipeline_bit_exact, 0, 4 * NW4AX_PIPES);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax};
+    tcase_add_loop_test(int4_mma, int4_mma_bit_exact, 0, NS4_SHAPES * NS4_PIPES);
+    tcase_add_test(int4_mma, int4_mma_llama_layer);
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

@@ -973,6 +973,83 @@ START_TEST(dispatch_few_token_tiles)
 }
 END_TEST
 
+/* The INT4 MMA (mma=s4): one canonical spelling (s8, the default, is
+ * unnamed), refused where no kernel takes it, and what dispatch plans: on
+ * sm_80/86/89 every multistage bucket of w4a4 with its tokens packed two
+ * per byte (act-quant pack=2, half the workspace bytes), the decode buckets
+ * and every other scheme without; on sm_90a no bucket at all. */
+START_TEST(int4_mma_keys_and_plans)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    canon(ctx, "scheme=w4a4;g=0;mma=s8", a);
+    canon(ctx, "scheme=w4a4;g=0", b);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_null(strstr(a, "mma"));
+    canon(ctx, "scheme=w4a4;g=0;mma=INT4", a);
+    ck_assert_ptr_nonnull(strstr(a, ";mma=s4;"));
+    canon(ctx, "kernel=act-quant;bits=4;pack=1", a);
+    canon(ctx, "kernel=act-quant;bits=4", b);
+    ck_assert_str_eq(a, b);
+    canon(ctx, "kernel=act-quant;bits=4;pack=2", a);
+    ck_assert_ptr_nonnull(strstr(a, ";pack=2;"));
+    expect_bad(ctx, "scheme=w4a4;g=0;mma=s2", QJIT_INVALID_KEY, "mma=s2 is not one of: s4, s8");
+    expect_bad(ctx, "kernel=act-quant;bits=4;pack=3", QJIT_INVALID_KEY, "pack=3");
+    static const refusal refused[] = {
+        {"scheme=w4a8-lqq;g=128;tile=64x128x64;warps=2x2;mma=s4", "scheme w4a8-lqq has no INT4 operand form"},
+        {"scheme=w4ax;tile=32x128x128;warps=1x4;mma=s4", "scheme w4ax has no INT4 operand form"},
+        {"scheme=w4a4;g=0;pipe=decode;tile=16x32x64;warps=1x8;mma=s4", "does not take pipe=decode"},
+        {"scheme=w4a4;g=0;pipe=tma;tile=128x128x128;warps=1x8;mma=s4", "does not take pipe=tma"},
+        {"scheme=w4a4;g=0;tile=16x64x128;warps=1x4;actq=fused;mma=s4", "does not take actq=fused"},
+        {"kernel=act-quant;bits=8;pack=2", "pack=2 (two values per byte) is for bits=4, not bits=8"},
+        {"kernel=act-quant;bits=8+4;pack=2", "is for bits=4, not bits=8+4"},
+    };
+    expect_refusals(ctx, refused, sizeof refused / sizeof refused[0]);
+    static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90a"};
+    static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {57344, 8192}};
+    for (size_t ai = 0; ai < sizeof archs / sizeof archs[0]; ai++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int scheme = 0; scheme < 2; scheme++) {
+                const int64_t N = shapes[si][0], K = shapes[si][1];
+                const int w4a4 = scheme == 0, int4_target = strcmp(archs[ai], "sm_90a") != 0;
+                qjit__layer_plan plan;
+                const qjit__plan_request req = {w4a4 ? "w4a4" : "w4a8-lqq", w4a4 ? 0 : 64, N, K, archs[ai], 132,
+                                                NULL, 0, 0, 0};
+                pthread_mutex_lock(&ctx->lock);
+                qjit_status st = qjit__plan_layer(ctx, &req, &plan);
+                pthread_mutex_unlock(&ctx->lock);
+                ck_assert_msg(st == QJIT_OK, "%s: %s", archs[ai], qjit_last_error(ctx));
+                int s4 = 0;
+                for (int bi = 0; bi < plan.nbuckets; bi++) {
+                    const qjit__bucket_plan *bp = &plan.buckets[bi];
+                    const int want = w4a4 && int4_target && strstr(bp->gemm.key, "pipe=multistage;") != NULL;
+                    ck_assert_msg(!strstr(bp->gemm.key, ";mma=s4;") == !want, "%s: %s", archs[ai], bp->gemm.key);
+                    ck_assert_msg(!strstr(bp->gemm_acc.key, ";mma=s4;") == !want, "%s", bp->gemm_acc.key);
+                    ck_assert_msg(!strstr(bp->quant.key, ";pack=2;") == !want, "%s: %s", bp->gemm.key, bp->quant.key);
+                    ck_assert_str_eq(bp->ws[0].name, "xq");
+                    ck_assert_uint_eq(bp->ws[0].per_m, (uint64_t)(want ? K / 2 : K));
+                    s4 += want;
+                }
+                /* Every target has multistage buckets for these layers. */
+                ck_assert_msg((s4 > 0) == (w4a4 && int4_target), "%s %s: %d INT4 buckets", archs[ai],
+                              req.scheme, s4);
+                qjit__plan_release(ctx, &plan);
+            }
+    /* The default set pre-compiles both forms where a target has INT4
+     * tensor cores, and neither packed tokens nor the INT4 MMA elsewhere. */
+    char *list = NULL;
+    ck_assert_int_eq(qjit_default_variants(ctx, "sm_89", &list), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(list, ";mma=s4;"));
+    ck_assert_ptr_nonnull(strstr(list, "bits=4;kernel=act-quant;pack=2;"));
+    qjit_free(ctx, list);
+    ck_assert_int_eq(qjit_default_variants(ctx, "sm_90a", &list), QJIT_OK);
+    ck_assert_ptr_null(strstr(list, "mma=s4"));
+    ck_assert_ptr_null(strstr(list, "pack=2"));
+    qjit_free(ctx, list);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("key");
@@ -992,6 +1069,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, dispatch_picks_wgmma_on_sm90a_only);
     tcase_add_test(tc, dispatch_narrow_tiles_for_4096_wide_layers);
     tcase_add_test(tc, dispatch_few_token_tiles);
+    tcase_add_test(tc, int4_mma_keys_and_plans);
     qt_add(s, tc, 0);
     return s;
 }

@@ -36,13 +36,15 @@ static __device__ __forceinline__ u32 quant4(const float *x, float scale, int &s
     return r;
 }
 
-/* Chunks c0, c0 + T, ... c0 + (C - 1) T of a row (zero past its end). */
-template <int T, int C>
-static __device__ __forceinline__ void load_chunks(const uint4 *row, int c0, int chunks, uint4 (&keep)[C])
+/* The chunks a thread keeps, as units of U chunks (U = 1: 8 values, one per
+ * byte out; U = 4: 32 values, two per byte out): keep[i] is chunk
+ * (u0 + (i / U) T) U + i % U of the row (zero past its end). */
+template <int T, int C, int U>
+static __device__ __forceinline__ void load_chunks(const uint4 *row, int u0, int chunks, uint4 (&keep)[C])
 {
 #pragma unroll
     for (int i = 0; i < C; ++i) {
-        const int c = c0 + i * T;
+        const int c = (u0 + (i / U) * T) * U + i % U;
         keep[i] = c < chunks ? row[c] : make_uint4(0u, 0u, 0u, 0u);
     }
 }
@@ -62,28 +64,62 @@ static __device__ __forceinline__ float chunks_amax(const uint4 (&keep)[C], floa
     return amax;
 }
 
+/* The kept units of load_chunks quantized and stored (units: the row's
+ * units; out: the row's first): U = 1, each chunk's 8 values one per byte
+ * (8 bytes); U = 4, each unit's 32 values two per byte (16 bytes), byte b
+ * holding value b in its low nibble and value b + 16 in its high one. */
+template <int T, int C, int U, bool ROWSUM>
+static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u0, int units, void *out, float scale,
+                                                   int &sum)
+{
+#pragma unroll
+    for (int u = 0; u < C / U; ++u) {
+        const int unit = u0 + u * T;
+        if (unit >= units)
+            continue;
+        u32 q[8];                    /* U = 1: q[0..1] */
+#pragma unroll
+        for (int e = 0; e < U; ++e) {
+            float x[8];
+            unpack8(keep[u * U + e], x);
+            q[2 * e] = quant4<ROWSUM>(x, scale, sum);
+            q[2 * e + 1] = quant4<ROWSUM>(x + 4, scale, sum);
+        }
+        if (U == 1)
+            ((uint2 *)out)[unit] = make_uint2(q[0], q[1]);
+        else
+            ((uint4 *)out)[unit] = make_uint4((q[0] & 0x0F0F0F0Fu) | (q[U] & 0x0F0F0F0Fu) << 4,
+                                              (q[1] & 0x0F0F0F0Fu) | (q[U + 1] & 0x0F0F0F0Fu) << 4,
+                                              (q[2] & 0x0F0F0F0Fu) | (q[U + 2] & 0x0F0F0F0Fu) << 4,
+                                              (q[3] & 0x0F0F0F0Fu) | (q[U + 3] & 0x0F0F0F0Fu) << 4);
+    }
+}
+
 /* Quantizes token row m (K FP16 values, 16-byte chunks) with all T threads
  * of the CTA; red: T / 32 floats of shared memory (with ROWSUM, T / 32 ints
- * after them, and the row's sum goes to rowsum[m]). Rows of up to T x C chunks are read once and kept in registers
- * (unrolled, predicated: no local memory); longer rows are read twice, C
- * chunks per thread in flight. A caller that quantizes another row next
- * puts a CTA barrier between the two (red is reused). */
-template <int T, int C, bool ROWSUM>
+ * after them, and the row's sum goes to rowsum[m]). U = 1: one value per
+ * byte (Xq rows of K bytes); U = 4: two per byte (rows of K / 2 bytes, K a
+ * multiple of 32), as store_units lays them out. Rows of up to T x C chunks
+ * are read once and kept in registers (unrolled, predicated: no local
+ * memory); longer rows are read twice, C chunks per thread in flight. A
+ * caller that quantizes another row next puts a CTA barrier between the
+ * two (red is reused). */
+template <int T, int C, bool ROWSUM, int U = 1>
 static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X, uint2 *__restrict__ Xq,
                                                     float *__restrict__ sx, int *__restrict__ rowsum, int m, int K,
                                                     float *red)
 {
-    const int chunks = K / 8;
+    const int chunks = K / 8, units = chunks / U;
     const uint4 *row = X + (size_t)m * chunks;
-    const bool cached = (chunks + T - 1) / T <= C;
+    const bool cached = (units + T - 1) / T <= C / U;
     uint4 keep[C];
     float amax = 0.0f;
     if (cached) {
-        load_chunks<T, C>(row, threadIdx.x, chunks, keep);
+        load_chunks<T, C, U>(row, threadIdx.x, chunks, keep);
         amax = chunks_amax<C>(keep, 0.0f);
     } else {
-        for (int c0 = threadIdx.x; c0 < chunks; c0 += C * T) {
-            load_chunks<T, C>(row, c0, chunks, keep);
+        for (int u0 = threadIdx.x; u0 < units; u0 += (C / U) * T) {
+            load_chunks<T, C, U>(row, u0, chunks, keep);
             amax = chunks_amax<C>(keep, amax);
         }
     }
@@ -101,30 +137,15 @@ static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X,
     const float scale = amax == 0.0f ? 1.0f : amax / ACT_LIMIT;
     if (threadIdx.x == 0)
         sx[m] = scale;
-    uint2 *out = Xq + (size_t)m * chunks;
+    /* A row is K bytes (U = 1) or K / 2 (U = 4): chunks x 8 / (U == 1 ? 1 : 2). */
+    unsigned char *out = (unsigned char *)Xq + (size_t)m * chunks * (U == 1 ? 8 : 4);
     int sum = 0;
     if (cached) {
-#pragma unroll
-        for (int i = 0; i < C; ++i) {
-            const int c = threadIdx.x + i * T;
-            if (c < chunks) {
-                float x[8];
-                unpack8(keep[i], x);
-                out[c] = make_uint2(quant4<ROWSUM>(x, scale, sum), quant4<ROWSUM>(x + 4, scale, sum));
-            }
-        }
+        store_units<T, C, U, ROWSUM>(keep, threadIdx.x, units, out, scale, sum);
     } else {
-        for (int c0 = threadIdx.x; c0 < chunks; c0 += C * T) {
-            load_chunks<T, C>(row, c0, chunks, keep);
-#pragma unroll
-            for (int i = 0; i < C; ++i) {
-                const int c = c0 + i * T;
-                if (c < chunks) {
-                    float x[8];
-                    unpack8(keep[i], x);
-                    out[c] = make_uint2(quant4<ROWSUM>(x, scale, sum), quant4<ROWSUM>(x + 4, scale, sum));
-                }
-            }
+        for (int u0 = threadIdx.x; u0 < units; u0 += (C / U) * T) {
+            load_chunks<T, C, U>(row, u0, chunks, keep);
+            store_units<T, C, U, ROWSUM>(keep, u0, units, out, scale, sum);
         }
     }
     if (ROWSUM) {

@@ -20,4 +20,20 @@ static __device__ __forceinline__ void offset8_dequant(const uint4 &w, u32 (&a)[
     a[1][2] = offset8_int8(w.w & 0x0F0F0F0Fu);
     a[1][3] = offset8_int8((w.w >> 4) & 0x0F0F0F0Fu);
 }
+//% if s4 then
+
+/* The same share as the A registers of one m16n8k64 INT4 MMA (mma=s4):
+ * XOR 8 turns a value stored offset by 8 into the INT4 value. The MMA's k
+ * order is not the block's: register a[0] (row g) holds the low nibbles of
+ * w.x (k = 4t..4t+3) and of w.y (k = 16+4t..) interleaved, byte j = k 4t+j
+ * | k 16+4t+j << 4, so the tokens' operand must pair channels b and b + 16
+ * of each 32 in a byte the same way (act-quant pack=2 does). */
+static __device__ __forceinline__ void offset8_s4(const uint4 &w, u32 (&a)[4])
+{
+    a[0] = ((w.x & 0x0F0F0F0Fu) | (w.y & 0x0F0F0F0Fu) << 4) ^ 0x88888888u;
+    a[1] = ((w.x >> 4 & 0x0F0F0F0Fu) | (w.y & 0xF0F0F0F0u)) ^ 0x88888888u;
+    a[2] = ((w.z & 0x0F0F0F0Fu) | (w.w & 0x0F0F0F0Fu) << 4) ^ 0x88888888u;
+    a[3] = ((w.z >> 4 & 0x0F0F0F0Fu) | (w.w & 0xF0F0F0F0u)) ^ 0x88888888u;
+}
+//% end
 #endif

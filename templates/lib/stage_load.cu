@@ -72,16 +72,20 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{
     }
     if (!LOAD_X)
         return;
-    /* Activations: BM rows of BK int8; rows past M are zero-filled. */
+//% -- Bytes of a token row in the tile and in Xq: BK and K, or half of them
+//% -- where the tokens are packed two per byte (mma=s4).
+//% local xr, xk = "BK", "K"
+//% if (p.xpack or 1) == 2 then xr, xk = "(BK / 2)", "(K / 2)" end
+    /* Activations: BM rows of {{ xr }} bytes; rows past M are zero-filled. */
 #pragma unroll
     for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
         const int c = tid + i * THREADS;
         if (X_STAGE % (16 * THREADS) == 0 || c < X_STAGE / 16) {
-            const int row = c / (BK / 16), chunk = c % (BK / 16);
+            const int row = c / ({{ xr }} / 16), chunk = c % ({{ xr }} / 16);
             const int m = m_cta + row;
             const bool ok = m < M;
-            const signed char *src = Xq + (size_t)(ok ? m : 0) * K + (size_t)kt * BK + chunk * 16;
-            cp_async16(stage + X_OFF + row * BK + x_swizzle(row, chunk) * 16, src, ok);
+            const signed char *src = Xq + (size_t)(ok ? m : 0) * {{ xk }} + (size_t)kt * {{ xr }} + chunk * 16;
+            cp_async16(stage + X_OFF + row * {{ xr }} + x_swizzle(row, chunk) * 16, src, ok);
         }
     }
 }

@@ -31,6 +31,7 @@ function P.check(f, arch)
   local d = G.dims(f)
   local S, L = G.scheme(f)
   G.check_parts(f, L, f.pipe)
+  G.check_mma(f, L, f.pipe)
   local bm, bn, bk, wm, wn = d.bm, d.bn, d.bk, d.wm, d.wn
   local stages, g, split = d.stages, d.g, d.split
   local pipe = f.pipe
