@@ -4,7 +4,7 @@
 // A two-part layer's activation quantization (docs/schemes.md): token
 // row m gathered into the layer's channel order (position j holds the
 // caller's channel perm[j]), positions j < k8 quantized to INT8 and the rest
-// to INT4 values, each part per token and symmetric, one value per byte:
+// to INT4 values, each part per token and symmetric, {{ p.pack == 2 and "the INT8 part one value\n// per byte and the INT4 part two (rows of k8 + (K - k8) / 2 bytes; in each 32\n// positions of the INT4 part, byte b holds position b in its low nibble and\n// b + 16 in its high one: the INT4 MMA's operand order, mma=s4)" or "one value per byte" }}:
 //   sx[2m] = max_{j<k8} |X[m, perm[j]]| / 127, sx[2m+1] = max_{j>=k8} |..| / 7
 //   (1 for an all-zero part),
 //   Xq[m, j] = clamp(round(X[m, perm[j]] / sx), -limit, limit), round half away from zero.
@@ -40,6 +40,14 @@ static __device__ __forceinline__ u32 quant1(float x, float scale, float limit)
 {
     const float q = fminf(fmaxf(roundf(x / scale), -limit), limit);
     return (u32)(int)q & 0xFFu;
+}
+
+/* The four values of the row at the positions p, quantized into the bytes
+ * of a word. */
+static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, uint4 p, float scale, float limit)
+{
+    return quant1(half_to_float(row[p.x]), scale, limit) | quant1(half_to_float(row[p.y]), scale, limit) << 8 |
+           quant1(half_to_float(row[p.z]), scale, limit) << 16 | quant1(half_to_float(row[p.w]), scale, limit) << 24;
 }
 
 /* Token row m with every thread of the CTA: positions 4c .. 4c + 3 at a
@@ -83,13 +91,26 @@ static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict_
         sx[2 * m] = s8;
         sx[2 * m + 1] = s4;
     }
-    for (int c = threadIdx.x; c < quads; c += THREADS) {
-        const uint4 p = perm[c];
-        const bool int8 = 4 * c < k8;
-        const float scale = int8 ? s8 : s4, limit = int8 ? 127.0f : 7.0f;
-        out[c] = quant1(half_to_float(row[p.x]), scale, limit) | quant1(half_to_float(row[p.y]), scale, limit) << 8 |
-                 quant1(half_to_float(row[p.z]), scale, limit) << 16 | quant1(half_to_float(row[p.w]), scale, limit) << 24;
+//% if p.pack == 2 then
+    /* The INT8 part's quads, then the INT4 part's words: word u of that part
+     * packs the quads at positions k8 + 32 (u / 4) + 4 (u % 4) and 16 past
+     * them, low and high nibbles. */
+    const int words = k8 / 4 + (K - k8) / 8;
+    for (int c = threadIdx.x; c < words; c += THREADS) {
+        if (4 * c < k8) {
+            out[c] = quant_quad(row, perm[c], s8, 127.0f);
+        } else {
+            const int u = c - k8 / 4, q = k8 / 4 + 8 * (u / 4) + u % 4;
+            out[c] = (quant_quad(row, perm[q], s4, 7.0f) & 0x0F0F0F0Fu) |
+                     (quant_quad(row, perm[q + 4], s4, 7.0f) & 0x0F0F0F0Fu) << 4;
+        }
     }
+//% else
+    for (int c = threadIdx.x; c < quads; c += THREADS) {
+        const bool int8 = 4 * c < k8;
+        out[c] = quant_quad(row, perm[c], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
+    }
+//% end
 }
 //% else
 {{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
@@ -109,7 +130,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)
         counters[i] = 0u;
 //% if p.parts == 2 then
-    quantize_row_parts((const u16 *)X + (size_t)m * K, perm, (u32 *)Xq + (size_t)m * (K / 4), sx, m, K, k8, warp_max);
+    quantize_row_parts((const u16 *)X + (size_t)m * K, perm, (u32 *)Xq + (size_t)m * ({{ p.pack == 2 and "k8 + (K - k8) / 2" or "K" }}) / 4, sx, m,
+                       K, k8, warp_max);
 //% else
     quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}{{ p.pack == 2 and ", 4" or "" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
 //% end

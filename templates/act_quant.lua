@@ -26,8 +26,8 @@ function P.check(f, arch)
   local parts = f.bits == "8+4" and 2 or 1
   if parts == 2 and rowsum then fail("INVALID_KEY", "rowsum=1 is for one-part activations, not bits=8+4") end
   local pack = tonumber(f.pack or "1")
-  if pack == 2 and f.bits ~= "4" then
-    fail("INVALID_KEY", "pack=2 (two values per byte) is for bits=4, not bits=" .. f.bits)
+  if pack == 2 and f.bits == "8" then
+    fail("INVALID_KEY", "pack=2 (two values per byte) is for bits=4 or 8+4 (its INT4 part), not bits=" .. f.bits)
   end
   return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (pack == 2 and "x2" or "")
                   .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,

@@ -29,7 +29,7 @@
 #define NG {{ p.ng }}                /* group-parameter entries per n-block per stage */
 #define W_STAGE {{ p.w_bytes }}      /* bytes of packed weights per stage */
 #define X_STAGE {{ p.x_bytes }}
-#define XR {{ p.tile_k // p.xpack }}               /* bytes of a token's row of the activation tile */
+#define XR BK                        /* bytes of a token's row in an INT8 activation tile */
 #define STAGE_BYTES {{ p.stage_bytes }}
 #define LDC {{ p.ldc }}              /* padded row of the output tile in shared memory */
 #define SPLIT {{ p.split }}
@@ -56,20 +56,26 @@
 #define EPI_TILE_OFF 0
 //% end
 
-/* Activation tile rows are XR bytes (BK values, {{ p.xpack == 2 and "two" or "one" }} per byte); 16-byte chunks
- * are XOR-swizzled so the eight row addresses of one ldmatrix hit eight
+//% -- The XOR swizzle of tile rows of xr bytes: 16-byte chunks so the eight
+//% -- row addresses of one ldmatrix hit eight different bank groups.
+//% local function swizzle(xr)
+//%   if xr == 32 then return "chunk ^ ((row >> 2) & 1)" elseif xr == 64 then return "chunk ^ ((row >> 1) & 3)" end
+//%   return "chunk ^ (row & 7)"
+//% end
+/* Activation tile rows of INT8 values are BK bytes; 16-byte chunks are
+ * XOR-swizzled so the eight row addresses of one ldmatrix hit eight
  * different bank groups. */
 static __device__ __forceinline__ int x_swizzle(int row, int chunk)
 {
-//% local xr = p.tile_k // p.xpack
-//% if xr == 32 then
-    return chunk ^ ((row >> 2) & 1);
-//% elseif xr == 64 then
-    return chunk ^ ((row >> 1) & 3);
-//% else
-    return chunk ^ (row & 7);
-//% end
+    return {{ swizzle(p.tile_k) }};
 }
+//% if p.mma_s4 == 1 then
+/* ... and rows of INT4 values packed two per byte (mma=s4) BK / 2 bytes. */
+static __device__ __forceinline__ int x_swizzle4(int row, int chunk)
+{
+    return {{ swizzle(p.tile_k // 2) }};
+}
+//% end
 
 {{ render("lib/stage_load.cu", { p = p }) }}
 /* The MMAs of one 64-k step into the sums c: both k32 halves, every 16-row
@@ -94,6 +100,34 @@ static __device__ __forceinline__ void mma_step_s4(int (&c)[MI][NJ][4], const u3
 #pragma unroll
         for (int j = 0; j < NJ; ++j)
             mma_s4_16864(c[i][j], a[i], b[j][0], b[j][1]);
+}
+
+/* One 64-k step of a K tile of INT4 tokens packed two per byte (rows of
+ * BK / 2 bytes) into the sums c: one 128-bit load per 16-row block gives
+ * this lane its weights as one INT4 MMA's A registers (the scheme's
+ * dequant_s4); one ldmatrix.x2 per 8 tokens their 64 k (lanes 16..31
+ * repeat the addresses of 0..15). */
+static __device__ __forceinline__ void step_s4(u32 stage, int kb, int warp_n, int warp_m, int lane,
+                                               int (&c)[MI][NJ][4])
+{
+    u32 a[MI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        const int nbl = warp_n * MI + i;
+        uint4 w[W_VECS];
+#pragma unroll
+        for (int v = 0; v < W_VECS; ++v)
+            w[v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * (512 * W_VECS) + v * 512 + lane * 16);
+        dequant_s4(w, wparams{}, a[i]);
+    }
+    u32 b[NJ][2];
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+        const int row = warp_m * (BM / WARPS_M) + j * 8 + (lane & 7);
+        const int chunk = kb * 2 + ((lane >> 3) & 1);
+        ldmatrix_x2(stage + X_OFF + row * (BK / 2) + x_swizzle4(row, chunk) * 16, b[j][0], b[j][1]);
+    }
+    mma_step_s4(c, a, b);
 }
 //% end
 
@@ -195,15 +229,19 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% end
 #pragma unroll
         for (int kb = 0; kb < BK / 64; ++kb) {
-//% if p.mma_s4 == 1 then
-            /* A: one 128-bit load per 16-row block gives this lane its
-             * weights for one INT4 MMA (the scheme's dequant_s4). */
-            u32 a[MI][4];
-//% else
+//% if p.mma_s4 == 1 and p.parts == 2 then
+            /* A K tile of the INT4 part: packed tokens, the INT4 MMA. */
+            if ((kt_begin + kt) * BK >= k8) {
+                step_s4(stage, kb, warp_n, warp_m, lane, acc4);
+                continue;
+            }
+//% elseif p.mma_s4 == 1 then
+            step_s4(stage, kb, warp_n, warp_m, lane, acc);
+//% end
+//% if p.mma_s4 ~= 1 or p.parts == 2 then
             /* A: W_VECS 128-bit loads per 16-row block give this lane its
              * weights for two MMAs (the packed layout). */
             u32 a[MI][2][4];
-//% end
 //% if p.fold == 1 then
             wparams prs[MI];
 //% end
@@ -222,7 +260,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 #pragma unroll
                 for (int v = 0; v < W_VECS; ++v)
                     w[v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb) * (512 * W_VECS) + v * 512 + lane * 16);
-                {{ p.mma_s4 == 1 and "dequant_s4" or "dequant" }}(w, pr, a[i]);
+                dequant(w, pr, a[i]);
 //% if p.fold == 1 then
                 prs[i] = pr;
 //% end
@@ -236,18 +274,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
                     residual_fold(lds128(stage + R_OFF + (nbl * (BK / 64) + kb) * 512 + lane * 16), a[i]);
             }
 //% end
-//% if p.mma_s4 == 1 then
-            /* B: one ldmatrix.x2 per 8 tokens covers 64 k (32 bytes, one
-             * MMA); lanes 16..31 repeat the addresses of 0..15. */
-            u32 b[NJ][2];
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) {
-                const int row = warp_m * (BM / WARPS_M) + j * 8 + (lane & 7);
-                const int chunk = kb * 2 + ((lane >> 3) & 1);
-                ldmatrix_x2(stage + X_OFF + row * XR + x_swizzle(row, chunk) * 16, b[j][0], b[j][1]);
-            }
-            mma_step_s4(acc, a, b);
-//% else
             /* B: one ldmatrix.x4 per 8 tokens covers 64 k (two MMAs). */
             u32 b[NJ][4];
 #pragma unroll

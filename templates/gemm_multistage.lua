@@ -32,7 +32,10 @@ function P.check(f, arch)
         .. (L.parts == 2 and " with " .. f.scheme .. "'s two sums" or ""))
   end
   local ng = (g > 0 and L.gparams) and math.max(1, bk // g) or 0     -- gparams entries per n-block per stage
-  local w_bytes, x_bytes, gp_bytes = bn * bk * L.bits // 8, bm * bk // xpack, (bn // 16) * ng * 32
+  -- A stage holds a K tile of tokens at their bytes per value (a two-part
+  -- layer's: its INT8 part's, the larger).
+  local x_bytes = bm * bk // ((L.parts == 2) and 1 or xpack)
+  local w_bytes, gp_bytes = bn * bk * L.bits // 8, (bn // 16) * ng * 32
   -- A sparse kernel's stage adds the tile's residual blocks and their presence word.
   local sp, r_stage = G.sparse(f, L, bn, bk)
   local stage_bytes = w_bytes + x_bytes + gp_bytes + r_stage

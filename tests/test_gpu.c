@@ -86,20 +86,29 @@ static void teardown(fixture *f)
 
 #define CU(call) ck_assert_int_eq((int)(call), (int)CUDA_SUCCESS)
 
-/* Tokens packed two per byte (act-quant pack=2) back to one per byte, in
- * place (n values, n / 2 bytes in): in each 32 values, byte b holds value
- * b in its low nibble and value b + 16 in its high one, as INT4. */
-static void unpack_tokens(int8_t *q, size_t n)
+/* Tokens with their 4-bit values packed two per byte (act-quant pack=2)
+ * back to one value per byte (q: M rows of K bytes, the packed rows at its
+ * start): a row is its first k8 values one per byte (a two-part layer's
+ * INT8 part; 0 for one part), then (K - k8) / 2 bytes, in each 32 values
+ * byte b holding value b in its low nibble and value b + 16 in its high
+ * one, as INT4. */
+static void unpack_tokens(int8_t *q, int64_t M, int64_t K, int64_t k8)
 {
-    int8_t group[32];
-    for (size_t g = n / 32; g-- > 0;) {
-        for (int b = 0; b < 16; b++) {
-            const uint8_t v = (uint8_t)q[g * 16 + (size_t)b];
-            group[b] = (int8_t)((int8_t)(v << 4) >> 4);
-            group[b + 16] = (int8_t)((int8_t)v >> 4);
-        }
-        memcpy(q + g * 32, group, 32);
+    const size_t rb = (size_t)(k8 + (K - k8) / 2);
+    int8_t *packed = malloc(rb * (size_t)M);
+    memcpy(packed, q, rb * (size_t)M);
+    for (int64_t m = 0; m < M; m++) {
+        const int8_t *in = packed + rb * (size_t)m;
+        int8_t *out = q + (size_t)(m * K);
+        memcpy(out, in, (size_t)k8);
+        for (int64_t g = 0; g < (K - k8) / 32; g++)
+            for (int b = 0; b < 16; b++) {
+                const uint8_t v = (uint8_t)in[k8 + 16 * g + b];
+                out[k8 + 32 * g + b] = (int8_t)((int8_t)(v << 4) >> 4);
+                out[k8 + 32 * g + b + 16] = (int8_t)((int8_t)v >> 4);
+            }
     }
+    free(packed);
 }
 
 /* Runs forward and forward_acc at M and compares everything with the CPU. */
@@ -144,17 +153,18 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
     CU(d->CtxSynchronize());
     CU(d->MemcpyDtoH(acc, dA, yn * 4 * parts));
     CU(d->MemcpyDtoH(Y, dY, yn * 2));
-    /* A GEMM on the INT4 MMA (mma=s4) reads its tokens two per byte
-     * (act-quant pack=2): half the bytes, unpacked here by the layout the
-     * docs give, so they compare with the reference value for value. */
+    /* A GEMM on the INT4 MMA (mma=s4) reads its 4-bit tokens two per byte
+     * (act-quant pack=2), unpacked here by the layout the docs give, so they
+     * compare with the reference value for value. One part: half the
+     * bytes; two: the workspace keeps K bytes a token. */
     char key[512];
     ck_assert_int_eq(qjit_linear_variant(f->lin, M, key, sizeof key), QJIT_OK);
     const int packed = strstr(key, "mma=s4") != NULL;
-    const size_t xq_bytes = packed ? xn / 2 : xn;
+    const size_t xq_bytes = packed && parts == 1 ? xn / 2 : xn;
     CU(d->MemcpyDtoH(Xq_gpu, dW, xq_bytes));
     CU(d->MemcpyDtoH(sx_gpu, dW + ((xq_bytes + 255) & ~(size_t)255), (size_t)M * 4 * parts));
     if (packed)
-        unpack_tokens(Xq_gpu, xn);
+        unpack_tokens(Xq_gpu, M, K, parts == 2 ? ai.a8_channels : 0);
 
     ck_assert_msg(memcmp(sx, sx_gpu, (size_t)M * 4 * parts) == 0, "sx differs from the CPU reference (M=%lld)",
                   (long long)M);
@@ -458,7 +468,8 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
 /* w4ax's activation kernel (act-quant bits=8+4), launched on its own: each token gathered into the layer's channel
  * order, the first k8 positions INT8 and the rest INT4 with a scale each,
  * bit for bit the CPU reference's, at INT8 shares 0, 10 %, 25 % and 100 %
- * (calibration rows with outlier channels choose the INT8 blocks). */
+ * (calibration rows with outlier channels choose the INT8 blocks); with
+ * pack=2 the INT4 part two values per byte (unpacked here). */
 START_TEST(w4ax_activation_kernel_bit_exact)
 {
     const int64_t K = 1536;
@@ -472,9 +483,12 @@ START_TEST(w4ax_activation_kernel_bit_exact)
     ck_assert_int_eq(ai.a8_channels, (int64_t)ceil(W4AX_SHARES[_i] * K / 128) * 128);
     uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
     ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
-    const qjit__kernel *kern;
+    /* pack=2: the INT4 part two values per byte (for mma=s4). */
+    const qjit__kernel *kern, *kern_packed;
     ck_assert_msg(qjit__kernel_get(f.ctx, "kernel=act-quant;bits=8+4;threads=256", &kern) == QJIT_OK, "%s",
                   qjit_last_error(f.ctx));
+    ck_assert_msg(qjit__kernel_get(f.ctx, "kernel=act-quant;bits=8+4;pack=2;threads=256", &kern_packed) == QJIT_OK,
+                  "%s", qjit_last_error(f.ctx));
     qjit__driver *d = f.d;
     CUdeviceptr dP, dC;
     CU(d->MemAlloc(&dP, sizeof(uint32_t) * (size_t)K));
@@ -500,21 +514,28 @@ START_TEST(w4ax_activation_kernel_bit_exact)
         CU(d->MemcpyHtoD(dX, X, xn * 2));
         int m32 = (int)M, k32 = (int)K, k8 = (int)ai.a8_channels, ncounters = 0;
         void *args[] = {&dX, &dP, &dXq, &dsx, &m32, &k32, &k8, &dC, &ncounters};
-        CU(d->LaunchKernel(kern->function, (unsigned)M, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
-        CU(d->CtxSynchronize());
-        CU(d->MemcpyDtoH(Xq_gpu, dXq, xn));
-        CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * (size_t)(2 * M)));
-        ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * (size_t)(2 * M)), "share %g M=%lld: scales differ",
-                      W4AX_SHARES[_i], (long long)M);
-        for (size_t i = 0; i < xn; i++)
-            ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld: Xq[%zu] %d, reference %d", W4AX_SHARES[_i], (long long)M,
-                          i, Xq_gpu[i], Xq[i]);
+        for (int packed = 0; packed < 2; packed++) {
+            CU(d->MemsetD8(dXq, 0x5A, xn));
+            CU(d->MemsetD8(dsx, 0x5A, sizeof(float) * (size_t)(2 * M)));
+            CU(d->LaunchKernel((packed ? kern_packed : kern)->function, (unsigned)M, 1, 1, 256, 1, 1, 0, NULL, args,
+                               NULL));
+            CU(d->CtxSynchronize());
+            CU(d->MemcpyDtoH(Xq_gpu, dXq, xn));
+            CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * (size_t)(2 * M)));
+            if (packed)
+                unpack_tokens(Xq_gpu, M, K, k8);
+            ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * (size_t)(2 * M)), "share %g M=%lld pack %d: scales differ",
+                          W4AX_SHARES[_i], (long long)M, packed + 1);
+            for (size_t i = 0; i < xn; i++)
+                ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld pack %d: Xq[%zu] %d, reference %d", W4AX_SHARES[_i],
+                              (long long)M, packed + 1, i, Xq_gpu[i], Xq[i]);
+        }
         d->MemFree(dX);
         d->MemFree(dXq);
         d->MemFree(dsx);
         free(X); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu);
     }
-    printf("w4ax activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300\n", W4AX_SHARES[_i],
+    printf("w4ax activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300, one and two 4-bit values a byte\n", W4AX_SHARES[_i],
            (long long)ai.a8_channels);
     d->MemFree(dP);
     d->MemFree(dC);
@@ -561,6 +582,10 @@ static const char *const W4AX_PIPES[] = {
     "tile=128x128x128;warps=1x8;stages=6;split=1;pipe=wgmma;stash=1",
     "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma;stash=1",
     "tile=32x128x128;warps=1x4;stages=3;split=3",
+    /* The INT4 part on the INT4 MMA (mma=s4, what sm_80/86/89 run), its
+     * tokens two per byte; K tiles of 128 and 64. */
+    "tile=32x128x128;warps=1x4;stages=3;split=3;mma=s4",
+    "tile=64x64x64;warps=2x2;stages=4;split=2;mma=s4",
 };
 #define NW4AX_PIPES ((int)(sizeof W4AX_PIPES / sizeof W4AX_PIPES[0]))
 

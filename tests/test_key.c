@@ -975,9 +975,10 @@ END_TEST
 
 /* The INT4 MMA (mma=s4): one canonical spelling (s8, the default, is
  * unnamed), refused where no kernel takes it, and what dispatch plans: on
- * sm_80/86/89 every multistage bucket of w4a4 with its tokens packed two
- * per byte (act-quant pack=2, half the workspace bytes), the decode buckets
- * and every other scheme without; on sm_90a no bucket at all. */
+ * sm_80/86/89 every multistage bucket of w4a4 and w4ax with its 4-bit
+ * tokens packed two per byte (act-quant pack=2; w4a4: half the workspace
+ * bytes, w4ax: at most K a token), the decode buckets and the 8-bit-token
+ * schemes without; on sm_90a no bucket at all. */
 START_TEST(int4_mma_keys_and_plans)
 {
     qjit_context *ctx = make_ctx();
@@ -997,24 +998,24 @@ START_TEST(int4_mma_keys_and_plans)
     expect_bad(ctx, "kernel=act-quant;bits=4;pack=3", QJIT_INVALID_KEY, "pack=3");
     static const refusal refused[] = {
         {"scheme=w4a8-lqq;g=128;tile=64x128x64;warps=2x2;mma=s4", "scheme w4a8-lqq has no INT4 operand form"},
-        {"scheme=w4ax;tile=32x128x128;warps=1x4;mma=s4", "scheme w4ax has no INT4 operand form"},
+        {"scheme=w8a8;g=0;tile=32x128x128;warps=1x4;mma=s4", "scheme w8a8 has no INT4 operand form"},
+        {"scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;mma=s4", "does not take pipe=tma"},
         {"scheme=w4a4;g=0;pipe=decode;tile=16x32x64;warps=1x8;mma=s4", "does not take pipe=decode"},
         {"scheme=w4a4;g=0;pipe=tma;tile=128x128x128;warps=1x8;mma=s4", "does not take pipe=tma"},
         {"scheme=w4a4;g=0;tile=16x64x128;warps=1x4;actq=fused;mma=s4", "does not take actq=fused"},
-        {"kernel=act-quant;bits=8;pack=2", "pack=2 (two values per byte) is for bits=4, not bits=8"},
-        {"kernel=act-quant;bits=8+4;pack=2", "is for bits=4, not bits=8+4"},
+        {"kernel=act-quant;bits=8;pack=2", "pack=2 (two values per byte) is for bits=4 or 8+4 (its INT4 part), not bits=8"},
     };
     expect_refusals(ctx, refused, sizeof refused / sizeof refused[0]);
     static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90a"};
     static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {57344, 8192}};
     for (size_t ai = 0; ai < sizeof archs / sizeof archs[0]; ai++)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-            for (int scheme = 0; scheme < 2; scheme++) {
+            for (int scheme = 0; scheme < 3; scheme++) {
                 const int64_t N = shapes[si][0], K = shapes[si][1];
-                const int w4a4 = scheme == 0, int4_target = strcmp(archs[ai], "sm_90a") != 0;
+                const int int4 = scheme < 2, int4_target = strcmp(archs[ai], "sm_90a") != 0;
+                static const char *const names[] = {"w4a4", "w4ax", "w4a8-lqq"};
                 qjit__layer_plan plan;
-                const qjit__plan_request req = {w4a4 ? "w4a4" : "w4a8-lqq", w4a4 ? 0 : 64, N, K, archs[ai], 132,
-                                                NULL, 0, 0, 0};
+                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0};
                 pthread_mutex_lock(&ctx->lock);
                 qjit_status st = qjit__plan_layer(ctx, &req, &plan);
                 pthread_mutex_unlock(&ctx->lock);
@@ -1022,16 +1023,17 @@ START_TEST(int4_mma_keys_and_plans)
                 int s4 = 0;
                 for (int bi = 0; bi < plan.nbuckets; bi++) {
                     const qjit__bucket_plan *bp = &plan.buckets[bi];
-                    const int want = w4a4 && int4_target && strstr(bp->gemm.key, "pipe=multistage;") != NULL;
+                    const int want = int4 && int4_target && strstr(bp->gemm.key, "pipe=multistage;") != NULL;
                     ck_assert_msg(!strstr(bp->gemm.key, ";mma=s4;") == !want, "%s: %s", archs[ai], bp->gemm.key);
                     ck_assert_msg(!strstr(bp->gemm_acc.key, ";mma=s4;") == !want, "%s", bp->gemm_acc.key);
                     ck_assert_msg(!strstr(bp->quant.key, ";pack=2;") == !want, "%s: %s", bp->gemm.key, bp->quant.key);
+                    ck_assert_ptr_nonnull(strstr(bp->quant.key, scheme == 1 ? "bits=8+4;" : int4 ? "bits=4;" : "bits=8;"));
                     ck_assert_str_eq(bp->ws[0].name, "xq");
-                    ck_assert_uint_eq(bp->ws[0].per_m, (uint64_t)(want ? K / 2 : K));
+                    ck_assert_uint_eq(bp->ws[0].per_m, (uint64_t)(want && scheme == 0 ? K / 2 : K));
                     s4 += want;
                 }
                 /* Every target has multistage buckets for these layers. */
-                ck_assert_msg((s4 > 0) == (w4a4 && int4_target), "%s %s: %d INT4 buckets", archs[ai],
+                ck_assert_msg((s4 > 0) == (int4 && int4_target), "%s %s: %d INT4 buckets", archs[ai],
                               req.scheme, s4);
                 qjit__plan_release(ctx, &plan);
             }
@@ -1041,6 +1043,7 @@ START_TEST(int4_mma_keys_and_plans)
     ck_assert_int_eq(qjit_default_variants(ctx, "sm_89", &list), QJIT_OK);
     ck_assert_ptr_nonnull(strstr(list, ";mma=s4;"));
     ck_assert_ptr_nonnull(strstr(list, "bits=4;kernel=act-quant;pack=2;"));
+    ck_assert_ptr_nonnull(strstr(list, "bits=8+4;kernel=act-quant;pack=2;"));
     qjit_free(ctx, list);
     ck_assert_int_eq(qjit_default_variants(ctx, "sm_90a", &list), QJIT_OK);
     ck_assert_ptr_null(strstr(list, "mma=s4"));

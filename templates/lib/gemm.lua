@@ -157,7 +157,10 @@ function G.resident(p) return math.min(G.smem_resident(p), 2048 // p.threads) en
 -- per CTA that can be resident on the device's sms multiprocessors (slots
 -- in whole words of the bitmap).
 function G.workspace(p, L, N, K, sms)
-  local ws = { { name = "xq", per_m = K // (p.xpack or 1) }, { name = "sx", per_m = 4 * p.parts } }
+  -- Packed tokens take half the bytes (a two-part layer's INT4 part only:
+  -- at most K bytes a row, k8 + (K - k8) / 2).
+  local xpack = p.parts == 2 and 1 or (p.xpack or 1)
+  local ws = { { name = "xq", per_m = K // xpack }, { name = "sx", per_m = 4 * p.parts } }
   if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4 } end
   if p.fused == 1 then ws[#ws + 1] = { name = "flags", fixed = G.FUSED_QUANTIZERS * 8 } end
   if p.split > 1 and p.cluster == 1 then
@@ -239,15 +242,16 @@ end
 
 -- Checks mma= against the scheme and the pipe (the INT4 MMA, mma=s4:
 -- 4-bit weights whose scheme gives the .s4 form of its operand
--- (L.int4_mma), one part of 4-bit tokens packed two per byte, on the
--- multistage pipe, dense, the tokens quantized by the activation kernel);
--- returns the tokens' values per byte (xpack: 2 for mma=s4, else 1).
+-- (L.int4_mma; no group parameters), 4-bit tokens packed two per byte (a
+-- two-part scheme's INT4 part), on the multistage pipe, dense, the tokens
+-- quantized by the activation kernel); returns the 4-bit tokens' values per
+-- byte (xpack: 2 for mma=s4, else 1).
 function G.check_mma(f, L, pipe)
   if f.mma ~= "s4" then return 1 end
-  local why = (not L.int4_mma and "scheme " .. f.scheme .. " has no INT4 operand form (4-bit weights and one part of "
-                                  .. "4-bit tokens)")
+  local why = (not L.int4_mma and "scheme " .. f.scheme .. " has no INT4 operand form (4-bit weights and 4-bit "
+                                  .. "tokens)")
               or (pipe ~= "multistage" and "pipe=" .. pipe .. " (the INT4 MMA runs on pipe=multistage)")
-              or (L.fold and "a per-group rescale")
+              or ((L.fold or L.gparams) and "group parameters")
               or (f.sparsity and "a sparse residual (INT8 values)")
               or (f.actq == "fused" and "actq=fused (the activation kernel packs the tokens)")
   if why then fail("INVALID_KEY", "mma=s4 (the INT4 tensor-core MMA) does not take " .. why) end

@@ -9,11 +9,12 @@
  * group parameters (LOAD_W) and the activation tile (LOAD_X) -- apart, so
  * weights can be fetched before the activations exist; refill_slot() is the
  * main loop's request of a whole tile (STAGES, STAGE_BYTES: the ring). */
-//% local ptrs = "qweight, " .. (p.gparams_tiled == 1 and "gparams, " or "") .. (p.sparse == 1 and "rmask, rweight, rcur, " or "") .. "Xq"
+//% local k8 = ((p.xpack or 1) == 2 and p.parts == 2)   -- where a K tile's token bytes depend on the part
+//% local ptrs = "qweight, " .. (p.gparams_tiled == 1 and "gparams, " or "") .. (p.sparse == 1 and "rmask, rweight, rcur, " or "") .. "Xq" .. (k8 and ", k8" or "")
 #define STAGE_PTRS {{ ptrs }}   /* what load_stage reads */
 //% local params = "const uint4 *__restrict__ qweight, " .. (p.gparams_tiled == 1 and "const u32 *__restrict__ gparams, " or "")
 //%   .. (p.sparse == 1 and "const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight, residual_cursor &rcur, " or "")
-//%   .. "const signed char *__restrict__ Xq"
+//%   .. "const signed char *__restrict__ Xq" .. (k8 and ", int k8" or "")
 template <bool LOAD_W, bool LOAD_X>
 static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{ params }},
     int n_cta, int m_cta, int M, int N, int K)
@@ -72,10 +73,33 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{
     }
     if (!LOAD_X)
         return;
-//% -- Bytes of a token row in the tile and in Xq: BK and K, or half of them
-//% -- where the tokens are packed two per byte (mma=s4).
-//% local xr, xk = "BK", "K"
-//% if (p.xpack or 1) == 2 then xr, xk = "(BK / 2)", "(K / 2)" end
+//% if (p.xpack or 1) == 2 and p.parts == 2 then
+    /* Activations, the INT4 part packed two per byte: token rows of
+     * k8 + (K - k8) / 2 bytes; a K tile of the INT8 part is BM rows of BK
+     * bytes in the stage, one of the INT4 part BM rows of BK / 2
+     * (x_swizzle4); rows past M are zero-filled. */
+    const bool packed = kt * BK >= k8;
+    const int xr = packed ? BK / 2 : BK;
+    const size_t row_bytes = (size_t)k8 + (K - k8) / 2;
+    const size_t col = packed ? (size_t)k8 + ((size_t)kt * BK - k8) / 2 : (size_t)kt * BK;
+#pragma unroll
+    for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
+        const int c = tid + i * THREADS;
+        if (c < (packed ? X_STAGE / 32 : X_STAGE / 16)) {
+            const int row = c / (xr / 16), chunk = c % (xr / 16);
+            const int m = m_cta + row;
+            const bool ok = m < M;
+            const signed char *src = Xq + (size_t)(ok ? m : 0) * row_bytes + col + chunk * 16;
+            cp_async16(stage + X_OFF + row * xr + (packed ? x_swizzle4(row, chunk) : x_swizzle(row, chunk)) * 16, src,
+                       ok);
+        }
+    }
+//% else
+//% -- Bytes of a token row in the tile and in Xq, and the tile's swizzle:
+//% -- BK and K, or half of them where the tokens are packed two per byte
+//% -- (mma=s4).
+//% local xr, xk, swz = "BK", "K", "x_swizzle"
+//% if (p.xpack or 1) == 2 then xr, xk, swz = "(BK / 2)", "(K / 2)", "x_swizzle4" end
     /* Activations: BM rows of {{ xr }} bytes; rows past M are zero-filled. */
 #pragma unroll
     for (int i = 0; i < (X_STAGE / 16 + THREADS - 1) / THREADS; ++i) {
@@ -85,9 +109,10 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{
             const int m = m_cta + row;
             const bool ok = m < M;
             const signed char *src = Xq + (size_t)(ok ? m : 0) * {{ xk }} + (size_t)kt * {{ xr }} + chunk * 16;
-            cp_async16(stage + X_OFF + row * {{ xr }} + x_swizzle(row, chunk) * 16, src, ok);
+            cp_async16(stage + X_OFF + row * {{ xr }} + {{ swz }}(row, chunk) * 16, src, ok);
         }
     }
+//% end
 }
 
 /* Requests K tile `next` of the slice into its slot of the ring, if the
