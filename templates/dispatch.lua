@@ -186,15 +186,17 @@ D.BUCKETS_W8 = {
 -- layer at 10 % INT8; 4096x4096 / 12288x4096 / 4096x11008): M = 4096 186 /
 -- 460 / 392 against 198 / 488 / 450 us; M = 1024 60 / 133 / 116 against
 -- 54 / 132 / 121; M <= 256 up to 37 % slower (the stash's 128 KB of L2
--- traffic per tile, where the second CTA buys little). Few tokens stay on
--- the multistage tiles (no decode pipe).
+-- traffic per tile, where the second CTA buys little). Few tokens take the
+-- 4-bit table's decode tiles where it does (N <= 4096 at M <= 8, N <= 8192
+-- at M <= 16: two small sets of sums there), else its multistage tiles.
 local function a2_tma(tile, warps, stages, split, per_sm, max_n, stash)
   return { max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = tile, warps = warps,
            stages = stages, split = split, per_sm = per_sm, stash = stash }
 end
 D.BUCKETS_A2 = {
-  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto" },
-  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2 },
+  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto", alts = { D.BUCKETS[1].alts[1] } },
+  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
+    alts = { D.BUCKETS[2].alts[1], D.BUCKETS[2].alts[3] } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
     alts = { { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
                stages = 8, split = 2 } } },

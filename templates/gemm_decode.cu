@@ -10,6 +10,11 @@
 // CTA: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x all of K; its {{ p.warps }} warps take
 // 1/{{ p.warps }} of K each, keep {{ p.stages }} K steps of weights in flight, and add their
 // INT32 results in shared memory (exact) before the epilogue.
+//% if p.parts == 2 then
+// Two activation parts: the K steps below k8 (INT8 tokens) sum into acc,
+// the rest (INT4 values) into acc4; k8 is a multiple of 128, so a step lies
+// in one part.
+//% end
 {{ render("lib/prelude.cu") }}
 {{ render("lib/mma.cu") }}
 {{ render(scheme.device, { p = p }) }}
@@ -25,6 +30,7 @@
 #define RU {{ p.r_steps }}            /* ... of the residual */
 //% end
 #define GROUP {{ p.group }}          /* 0: one group per row (per channel) */
+#define PARTS {{ p.parts }}              /* activation parts: planes of sums */
 
 /* Weights are read once: keep them out of L1, where the activations live. */
 static __device__ __forceinline__ uint4 ldg_stream(const uint4 *p)
@@ -73,7 +79,7 @@ static __device__ __forceinline__ u32 residual_fetch(residual_cursor (&rcur)[R],
 extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
-    __shared__ int red[BM * BN];          /* the CTA's tile, summed over warps */
+    __shared__ int red[BM * BN * PARTS];  /* the CTA's tile, summed over warps (per part) */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int kblocks = K / 64, nblocks = N / 16;
     const int nb0 = blockIdx.x * R, m_cta = blockIdx.y * BM;
@@ -138,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
         rp[u] = u < steps ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + u, N, kwords, lane, rq[u]) : 0u;
 //% end
 
-    for (int i = tid; i < BM * BN; i += THREADS)
+    for (int i = tid; i < BM * BN * PARTS; i += THREADS)
         red[i] = 0;
 //% if p.pre_scales == 1 then
     /* The epilogue's loads (each thread writes at most one pair of outputs),
@@ -171,6 +177,14 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 #pragma unroll
         for (int j = 0; j < NT; ++j)
             acc[r][j][0] = acc[r][j][1] = acc[r][j][2] = acc[r][j][3] = 0;
+//% if p.parts == 2 then
+    int acc4[R][NT][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+            acc4[r][j][0] = acc4[r][j][1] = acc4[r][j][2] = acc4[r][j][3] = 0;
+//% end
 //% if p.fold == 1 then
     /* The current group's sums, added to acc times the group's integer
      * scales at its end (or the warp's slice's). */
@@ -234,13 +248,24 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                 rp[u % RU] = s + RU < steps
                     ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + s + RU, N, kwords, lane, rq[u % RU]) : 0u;
 //% end
-#pragma unroll
-                for (int kk = 0; kk < 2; ++kk)
-#pragma unroll
-                    for (int r = 0; r < R; ++r)
-#pragma unroll
-                        for (int j = 0; j < NT; ++j)
-                            mma_s8_16832({{ p.fold == 1 and "part" or "acc" }}[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% local function mmas(sums, indent)
+{{ indent }}#pragma unroll
+{{ indent }}for (int kk = 0; kk < 2; ++kk)
+{{ indent }}#pragma unroll
+{{ indent }}    for (int r = 0; r < R; ++r)
+{{ indent }}#pragma unroll
+{{ indent }}        for (int j = 0; j < NT; ++j)
+{{ indent }}            mma_s8_16832({{ sums }}[r][j], a[r][kk], b[j][2 * kk], b[j][2 * kk + 1]);
+//% end
+//% if p.parts == 2 then
+                if ((kb0 + s) * 64 < k8) {
+//%   mmas("acc", "                    ")
+                } else {
+//%   mmas("acc4", "                    ")
+                }
+//% else
+//%   mmas(p.fold == 1 and "part" or "acc", "                ")
+//% end
 //% if p.fold == 1 then
                 /* A group ends here, or the warp's slice does: acc += part * S. */
                 if ((kb0 + s + 1) * 64 % GROUP == 0 || s == steps - 1) {
@@ -275,6 +300,12 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                     red[ml * BN + nl] = acc[r][j][e];
                 else
                     atomicAdd(&red[ml * BN + nl], acc[r][j][e]);
+//% if p.parts == 2 then
+                if (WARPS == 1)
+                    red[BM * BN + ml * BN + nl] = acc4[r][j][e];
+                else
+                    atomicAdd(&red[BM * BN + ml * BN + nl], acc4[r][j][e]);
+//% end
             }
     __syncthreads();
 
@@ -284,16 +315,22 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
         const int m = m_cta + ml, n = nb0 * 16 + nl;
         if (m >= M || n >= N)
             continue;
+//% local v = p.parts == 2 and "epi_value2(red[i], red[BM * BN + i], " or "epi_value(red[i], "
+//% local v1 = p.parts == 2 and "epi_value2(red[i + 1], red[BM * BN + i + 1], " or "epi_value(red[i + 1], "
 //% if p.epi == "i32" then
         *(int2 *)(Y + (size_t)m * N + n) = make_int2(red[i], red[i + 1]);
+//% if p.parts == 2 then
+        /* The INT4 part's plane, M x N after the first. */
+        *(int2 *)(Y + (size_t)M * N + (size_t)m * N + n) = make_int2(red[BM * BN + i], red[BM * BN + i + 1]);
+//% end
 //% elseif p.pre_scales == 1 then
-        const u32 lo = float_to_half(epi_value(red[i], pre_m, pre_n0));
-        const u32 hi = float_to_half(epi_value(red[i + 1], pre_m, pre_n1));
+        const u32 lo = float_to_half({{ v }}pre_m, pre_n0));
+        const u32 hi = float_to_half({{ v1 }}pre_m, pre_n1));
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% else
         const epi_row row = epi_row_load(EPI_ROW_ARGS, m, true);
-        const u32 lo = float_to_half(epi_value(red[i], row, epi_col_load(EPI_COL_ARGS, n, true)));
-        const u32 hi = float_to_half(epi_value(red[i + 1], row, epi_col_load(EPI_COL_ARGS, n + 1, true)));
+        const u32 lo = float_to_half({{ v }}row, epi_col_load(EPI_COL_ARGS, n, true)));
+        const u32 hi = float_to_half({{ v1 }}row, epi_col_load(EPI_COL_ARGS, n + 1, true)));
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% end
     }

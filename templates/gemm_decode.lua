@@ -30,12 +30,12 @@ function P.check(f, arch)
   local r, nt = bn // 16, bm // 8
   -- Registers per thread: U steps of R weight and group words, one step
   -- of NT x 4 activation words, R x NT x 4 accumulators (twice as many with
-  -- a per-group rescale).
+  -- a per-group rescale or two activation parts).
   -- A sparse kernel keeps U steps of residual words too (4 per row block),
   -- and its cursors.
   local sp = G.sparse(f, L, bn, 64)
   local sparse = sp.sparse == 1
-  local regs = stages * r * (1 + 4 * L.bits // 4) + nt * 4 + r * nt * 4 * (L.fold and 2 or 1) + r * 8
+  local regs = stages * r * (1 + 4 * L.bits // 4) + nt * 4 + r * nt * 4 * ((L.fold or L.parts == 2) and 2 or 1) + r * 8
   if regs > 160 then
     bad(string.format("pipe=decode: tile %s with %d stages needs ~%d registers per thread for its loads and "
                       .. "accumulators (max 160)", f.tile, stages, regs))
@@ -63,7 +63,7 @@ function P.check(f, arch)
   local ctas_at_128 = 65536 // (32 * wn * 128)   -- CTAs per SM at 128 registers per thread
   local p = {
     name = G.kernel_name("decode", f),
-    threads = 32 * wn, smem = 0, red_words = bm * bn,
+    threads = 32 * wn, smem = 0, red_words = bm * bn * (L.parts or 1),
     tile_m = bm, tile_n = bn, tile_k = 64, warps = wn, stages = stages, r = r, nt = nt,
     group = g, k_step = 64, n_unit = 16, split = 1, out_bytes = out_bytes, epi = f.epi,
     -- Programmatic dependent launch (sm_90+): the first U steps of weights
@@ -80,7 +80,8 @@ function P.check(f, arch)
     -- allow (it fits them without spilling; 8192x8192 at M = 16: 32.1 ->
     -- 26.9 us). Not for 512 threads, where one CTA is all there is and the
     -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
-    min_blocks = (L.fold and ctas_at_128 >= 2) and ctas_at_128 or 0,
+    -- Two activation parts' two sets of sums likewise.
+    min_blocks = ((L.fold or L.parts == 2) and ctas_at_128 >= 2) and ctas_at_128 or 0,
     r_steps = r_steps,
   }
   return G.scheme_facts(p, L, g, sp), L

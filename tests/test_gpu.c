@@ -544,15 +544,18 @@ START_TEST(w4ax_activation_kernel_bit_exact)
 }
 END_TEST
 
-/* w4ax layers through the dispatch table (multistage tiles for few
- * tokens, warpgroup-MMA ones past them on sm_90a, two sums per output),
- * bit-exact in both planes: INT8 shares 0, 10 %, 25 %
- * and 100 % (calibration rows with outlier channels choose the INT8
- * blocks), Llama and odd shapes, M = 1 .. 1000 and 4096. */
+/* w4ax layers through the dispatch table (decode and multistage tiles
+ * for few tokens, warpgroup-MMA ones past them on sm_90a, two sums per
+ * output), bit-exact in both planes: INT8 shares 0, 10 %, 25 % and 100 %
+ * (calibration rows with outlier channels choose the INT8 blocks), Llama
+ * and odd shapes, M = 1 .. 1000 and 4096. */
 START_TEST(w4ax_layers_bit_exact)
 {
     static const struct { int64_t N, K; double share; } CASES[] = {
-        {4096, 4096, 0.1}, {11008, 4096, 0.25}, {16 * 21, 128 * 3, 0.0}, {16 * 7, 128 * 10, 1.0}};
+        {4096, 4096, 0.1}, {11008, 4096, 0.25}, {16 * 21, 128 * 3, 0.0}, {16 * 7, 128 * 10, 1.0},
+        /* A row longer than the activation kernel keeps in registers (512
+         * threads x 32 positions): gathered twice. */
+        {16 * 3, 128 * 160, 0.1}};
     fixture f;
     setup_w4ax(&f, CASES[_i].N, CASES[_i].K, CASES[_i].share, 0xA8A4u + (uint64_t)_i, 950 + _i, 0);
     for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
@@ -563,8 +566,8 @@ START_TEST(w4ax_layers_bit_exact)
 }
 END_TEST
 
-/* w4ax on every pipeline that takes two parts, forced: the warpgroup-MMA
- * pipes (cp.async and TMA rings, one and two CTAs' worth of sums per
+/* w4ax on every pipeline that takes two parts, forced: the decode pipe,
+ * the warpgroup-MMA pipes (cp.async and TMA rings, one and two CTAs' worth of sums per
  * thread; with stash=1 one set of sums, the INT8 part's stored in a stash
  * slot at split 1, in the partials past it) and a multistage tile, split-K
  * slices that start and end inside either part (a 320 x 1536 layer: 12 K
@@ -582,6 +585,10 @@ static const char *const W4AX_PIPES[] = {
     "tile=128x128x128;warps=1x8;stages=6;split=1;pipe=wgmma;stash=1",
     "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma;stash=1",
     "tile=32x128x128;warps=1x4;stages=3;split=3",
+    /* The decode pipe: each warp's K slice (1 to 3 steps) may cross the
+     * part boundary. */
+    "tile=16x32x64;warps=1x8;stages=4;pipe=decode",
+    "tile=8x16x64;warps=1x16;stages=2;pipe=decode",
     /* The INT4 part on the INT4 MMA (mma=s4, what sm_80/86/89 run), its
      * tokens two per byte; K tiles of 128 and 64. */
     "tile=32x128x128;warps=1x4;stages=3;split=3;mma=s4",
@@ -1107,7 +1114,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, variant_for_another_arch_is_refused);
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
     tcase_add_loop_test(w4ax, w4ax_activation_kernel_bit_exact, 0, 4);
-    tcase_add_loop_test(w4ax, w4ax_layers_bit_exact, 0, 4);
+    tcase_add_loop_test(w4ax, w4ax_layers_bit_exact, 0, 5);
     tcase_add_loop_test(w4ax, w4ax_every_pipeline_bit_exact, 0, 4 * NW4AX_PIPES);
     tcase_add_loop_test(int4_mma, int4_mma_bit_exact, 0, NS4_SHAPES * NS4_PIPES);
     tcase_add_test(int4_mma, int4_mma_llama_layer);

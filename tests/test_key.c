@@ -114,9 +114,10 @@ START_TEST(bad_keys_are_rejected)
     qjit_context *ctx = make_ctx();
     expect_bad(ctx, "scheme=w4a8-lqq;colour=red", QJIT_INVALID_KEY, "unknown field 'colour'");
     expect_bad(ctx, "scheme=foo", QJIT_INVALID_KEY, "unknown scheme 'foo'");
-    /* w4ax (two activation parts) runs the multistage and warpgroup-MMA
-     * pipes, split-K through the workspace; two sets of sums must fit. */
-    expect_refused(ctx, "scheme=w4ax;pipe=decode;tile=16x32x64;warps=1x8", "not pipe=decode");
+    /* w4ax (two activation parts) runs the multistage, decode and
+     * warpgroup-MMA pipes, split-K through the workspace; two sets of sums
+     * must fit. */
+    expect_refused(ctx, "scheme=w4ax;pipe=decode;tile=16x32x64;warps=1x8;actq=fused", "not actq=fused");
     expect_refused(ctx, "scheme=w4ax;tile=16x64x128;warps=1x4;split=2;reduce=cluster", "not reduce=cluster");
     expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;split=2;reduce=cluster", "not reduce=cluster");
     expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=256x128x128;warps=1x8", "w4ax's two sums");
@@ -560,13 +561,18 @@ START_TEST(plans_agree_with_the_host)
                 for (int s = 0; s < plan.buckets[b].gemm.nslots; s++)
                     if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
                         ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);
-                /* A two-part layer: no decode pipe or cluster reduction, the
-                 * TMA pipe past 1024 tokens where K takes its tiles, both
+                /* A two-part layer: no cluster reduction, the decode pipe
+                 * for few tokens where the 4-bit table takes it (M <= 8 at
+                 * N <= 4096, M <= 16 at N <= 8192),
+                 * the TMA pipe past 1024 tokens where K takes its tiles, both
                  * kernels told its INT8 channels, the activation kernel its
                  * order. */
                 if (host->two_part) {
                     const char *key = plan.buckets[b].gemm.key;
-                    ck_assert_msg(!strstr(key, "pipe=decode;") && !strstr(key, "reduce=cluster"), "%s", key);
+                    ck_assert_msg(!strstr(key, "reduce=cluster"), "%s", key);
+                    const int64_t mm = plan.buckets[b].max_m;
+                    ck_assert_msg(!strstr(key, "pipe=decode;") == !((mm == 8 && N <= 4096) || (mm == 16 && N <= 8192)),
+                                  "%s", key);
                     if (plan.buckets[b].max_m == 0)
                         ck_assert_msg(strstr(key, K % 128 ? "pipe=multistage;" : "pipe=tma;"), "%s", key);
                     /* One set of sums (stash=1) past 1024 tokens only. */

@@ -222,21 +222,20 @@ function G.check_reduce(f, d, arch, smem, tile_bytes)
   return d.split, math.max(smem, d.bm * d.bn * 4 + tile_bytes)
 end
 
--- Two activation parts (two sums per output) run the multistage and
--- warpgroup-MMA pipes, splitting K through the workspace after the
--- activation kernel: the decode pipe, the cluster reduction and the fused
--- quantizer keep one sum per output.
+-- Two activation parts (two sums per output) run the multistage, decode
+-- and warpgroup-MMA pipes, splitting K through the workspace after the
+-- activation kernel: the cluster reduction and the fused quantizer keep one
+-- sum per output.
 function G.check_parts(f, L, pipe)
   if f.stash == "1" and (L.parts ~= 2 or (pipe ~= "wgmma" and pipe ~= "tma")) then
     fail("INVALID_KEY", "stash=1 (one set of sums, the first activation part's stored in the workspace) is for schemes "
          .. "with two activation parts on pipe=wgmma or tma, not scheme " .. f.scheme .. " on pipe=" .. pipe)
   end
   if L.parts ~= 2 then return end
-  local why = (pipe == "decode" and "pipe=decode") or (f.reduce == "cluster" and "reduce=cluster")
-              or (f.actq == "fused" and "actq=fused")
+  local why = (f.reduce == "cluster" and "reduce=cluster") or (f.actq == "fused" and "actq=fused")
   if why then
-    fail("INVALID_KEY", "scheme " .. f.scheme .. " (two activation parts) runs pipe=multistage, wgmma or tma with "
-         .. "reduce=global and actq=kernel, not " .. why)
+    fail("INVALID_KEY", "scheme " .. f.scheme .. " (two activation parts) runs with reduce=global and actq=kernel, "
+         .. "not " .. why)
   end
 end
 
