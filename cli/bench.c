@@ -910,8 +910,12 @@ int cmd_bench(int argc, char **argv)
                 if (minsp == 0 || sp[i] < minsp)
                     minsp = sp[i];
             }
-        printf("\nsummary %s: geomean speedup over the best cuBLAS path %.2fx (min %.2fx) over %d points\n",
-               qjit_scheme_name(schemes[c]), qb_geomean(v, n), minsp, n);
+        const int peers = n > 0;    /* 0: no peer timed (--no-peers): no speedups to give */
+        if (peers)
+            printf("\nsummary %s: geomean speedup over the best cuBLAS path %.2fx (min %.2fx) over %d points\n",
+                   qjit_scheme_name(schemes[c]), qb_geomean(v, n), minsp, n);
+        else
+            printf("\nsummary %s: no cuBLAS peer timed (--no-peers), so no speedups\n", qjit_scheme_name(schemes[c]));
         for (int mi = 0; mi < nms; mi++) {
             n = 0;
             double mmin = 0;
@@ -924,9 +928,11 @@ int cmd_bench(int argc, char **argv)
                         mmin = sp[i];
                     n++;
                 }
-            if (n)
+            if (n && peers)
                 printf("  M=%-5lld geomean: %.2fx best cuBLAS (min %.2fx), %.2fx cuBLAS FP8, %.2f of the weight-bytes "
                        "floor\n", ms[mi], qb_geomean(v, n), mmin, qb_geomean(f8, n), qb_geomean(fl, n));
+            else if (n)
+                printf("  M=%-5lld geomean: %.2f of the weight-bytes floor\n", ms[mi], qb_geomean(fl, n));
         }
     }
     /* Each scheme against w4a8-lqq: the price (or gain) of its arithmetic. */
@@ -941,6 +947,22 @@ int cmd_bench(int argc, char **argv)
                qjit_scheme_name(schemes[c]), qjit_scheme_name(schemes[c]), g, mn);
         for (int mi = 0; mi < nms; mi++) {
             g = ratio_vs(pts, npts, schemes[c], QJIT_SCHEME_W4A8_LQQ, ms[mi], &mn);
+            if (g > 0)
+                printf("  M=%-5lld geomean %.3f, min %.3f\n", ms[mi], g, mn);
+        }
+    }
+    /* w4ax against w4a4: what its INT8 blocks cost (its two sums, its
+     * activation kernel's gather). */
+    int have_w4a4 = 0, have_w4ax = 0;
+    for (int c = 0; c < nschemes; c++) {
+        have_w4a4 |= schemes[c] == QJIT_SCHEME_W4A4;
+        have_w4ax |= schemes[c] == QJIT_SCHEME_W4AX;
+    }
+    if (have_w4a4 && have_w4ax) {
+        double mn, g = ratio_vs(pts, npts, QJIT_SCHEME_W4AX, QJIT_SCHEME_W4A4, -1, &mn);
+        printf("\nw4ax against w4a4 (w4a4 us / w4ax us; > 1: faster): geomean %.3f, min %.3f\n", g, mn);
+        for (int mi = 0; mi < nms; mi++) {
+            g = ratio_vs(pts, npts, QJIT_SCHEME_W4AX, QJIT_SCHEME_W4A4, ms[mi], &mn);
             if (g > 0)
                 printf("  M=%-5lld geomean %.3f, min %.3f\n", ms[mi], g, mn);
         }
