@@ -68,7 +68,8 @@ static int parse_dim(const char *text, long long multiple, long long max, const 
 
 static const qjit_scheme ALL_SCHEMES[QA_MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ,
                                                         QJIT_SCHEME_W4A8_IS, QJIT_SCHEME_W8A8,
-                                                        QJIT_SCHEME_W4A4,    QJIT_SCHEME_W4AX};
+                                                        QJIT_SCHEME_W4A4,    QJIT_SCHEME_W4AX,
+                                                        QJIT_SCHEME_W4AX_S};
 
 typedef struct scheme_list {
     qjit_scheme *v;
@@ -247,6 +248,11 @@ static double student_t5(uint64_t *state)
 static float to_fp16_value(double v)
 {
     return qjit__half_to_float(qjit__float_to_half((float)v));
+}
+
+int qa_two_part(qjit_scheme s)
+{
+    return s == QJIT_SCHEME_W4AX || s == QJIT_SCHEME_W4AX_S;
 }
 
 int qa_outlier_count(int64_t K)
@@ -548,15 +554,15 @@ static double share_over(const double *Y, const double *act, const qa_layer *L, 
     return r > 0 ? sqrt(e / r) : (e > 0 ? INFINITY : 0);
 }
 
-/* A two-part layer (w4ax) on L's tokens: quantized for the layer (its
- * channel order, two scales per token), the reference GEMM into Y, and the
+/* A two-part layer (w4ax, w4ax-s) on L's tokens: quantized for the layer
+ * (its channel order; two scales per token, or one), the reference GEMM into Y, and the
  * "activations only" product of those tokens, in double and the caller's
  * order, into *Yact (malloc'ed). */
 static qjit_status two_part_gemm(qjit_context *ctx, const qa_layer *L, const void *packed, size_t bytes,
                                  const qjit_activation_info *ai, float *Y, double **Yact)
 {
     int64_t M = L->M, K = L->K;
-    size_t xb = array_bytes(M, K, 1), sb = array_bytes(M, 2, sizeof(float));
+    size_t xb = array_bytes(M, K, 1), sb = array_bytes(M, ai->parts, sizeof(float));
     int8_t *Xq = malloc(xb);
     float *sx = malloc(sb);
     double *Xd = malloc(array_bytes(M, K, sizeof(double)));
@@ -572,7 +578,8 @@ static qjit_status two_part_gemm(qjit_context *ctx, const qa_layer *L, const voi
         st = qjit_weights_channel_order(ctx, packed, bytes, perm);
     for (int64_t m = 0; !st && m < M; m++)
         for (int64_t j = 0; j < K; j++)
-            Xd[m * K + perm[j]] = (double)Xq[m * K + j] * (double)sx[2 * m + (j < ai->a8_channels ? 0 : 1)];
+            Xd[m * K + perm[j]] = (double)Xq[m * K + j] *
+                                  (double)sx[ai->parts == 2 ? 2 * m + (j < ai->a8_channels ? 0 : 1) : m];
     if (!st && qa_gemm_f64(Xd, M, L->W, L->N, K, *Yact))
         st = QJIT_OUT_OF_MEMORY;
     free(Xq);
@@ -649,7 +656,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     qjit_activation_info_init(&ai);
     if (!st)
         st = qjit_weights_activation(ctx, packed, written, &ai);
-    if (!st && ai.parts == 2) {
+    if (!st && ai.permuted) {
         what = "the layer's activations";
         st = two_part_gemm(ctx, L, packed, written, &ai, Y, &Yact_own);
     } else if (!st) {
@@ -679,7 +686,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     out->alpha = info.alpha;
     out->sparsity = sparsity;
     out->density = rinfo.density;
-    out->a8 = ai.parts == 2 ? a8 : 0.0;
+    out->a8 = ai.permuted ? a8 : 0.0;
     out->a8_channels = ai.a8_channels;
     rc = 0;
 done:
@@ -769,9 +776,9 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
                            o.sparsity > 0 ? " with a residual" : "", a->n, a->k, m);
                     return -1;
                 }
-                /* w4ax: a row per INT8 share (dense only: it takes no residual). */
-                for (int e = 0; e < (s == QJIT_SCHEME_W4AX && o.sparsity == 0 ? a->na8 : 1); e++)
-                    p.jobs[p.njobs++] = (qa_job){s, group, o.sparsity, s == QJIT_SCHEME_W4AX ? a->a8[e] : 0.0};
+                /* w4ax, w4ax-s: a row per INT8 share (dense only: they take no residual). */
+                for (int e = 0; e < (qa_two_part(s) && o.sparsity == 0 ? a->na8 : 1); e++)
+                    p.jobs[p.njobs++] = (qa_job){s, group, o.sparsity, qa_two_part(s) ? a->a8[e] : 0.0};
             }
         }
     *plan = p;

@@ -51,7 +51,7 @@
 #include <stdint.h>
 #include "qjit.h"
 
-#define QA_MAX_SCHEMES 6
+#define QA_MAX_SCHEMES 7
 #define QA_MAX_GROUPS 16
 #define QA_MAX_SPARSITY 8
 #define QA_MAX_JOBS (QA_MAX_SCHEMES * QA_MAX_GROUPS * QA_MAX_SPARSITY)
@@ -90,6 +90,9 @@ int qa_parse_args(int argc, char **argv, qa_args *out, char *err, size_t errlen)
 
 /* The outlier channel count of a K-wide layer: max(1, K / 512). */
 int qa_outlier_count(int64_t K);
+/* 1 for the schemes whose activations come in an INT8 and an INT4 part
+ * (w4ax, w4ax-s: an INT8 share, a8_fraction, chosen on calibration rows). */
+int qa_two_part(qjit_scheme s);
 /* The generators above. outliers (may be NULL) receives the
  * qa_outlier_count(K) outlier channels in the order drawn. */
 void qa_gen_weights(float *W, int64_t N, int64_t K, uint64_t seed, int64_t *outliers);

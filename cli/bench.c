@@ -30,9 +30,10 @@ static const char usage[] =
     "shapes 12288x4096, 4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192,\n"
     "57344x8192, 8192x28672 and M = 1,4,16,32,64,128,256,512,1024,4096; group 128 (for\n"
     "schemes that take it: w8a8 is per channel, w4a8-is needs groups); 50 repetitions.\n"
-    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, w4ax, or lqq, qoq, is,\n"
-    "int8, int4) or all (every scheme but w4ax). w4ax's layers keep the share --a8 of\n"
-    "their channels in INT8 (default 0.1), chosen on LLM-like calibration rows.\n"
+    "--scheme takes names (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, w4ax, w4ax-s, or lqq,\n"
+    "qoq, is, int8, int4) or all (every scheme but w4ax, w4ax-s). w4ax and w4ax-s layers\n"
+    "keep the share --a8 of their channels in INT8 (default 0.1), chosen on LLM-like\n"
+    "calibration rows; each is also timed against w4a4 when it runs.\n"
     "A shapes file holds one NxK per line (# comments allowed). Each --variant KEY adds\n"
     "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
     "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
@@ -47,7 +48,7 @@ static const char usage[] =
 
 #define NPEERS 3
 
-#define MAX_SCHEMES 5
+#define MAX_SCHEMES 7
 
 typedef struct point {
     qjit_scheme scheme;
@@ -75,7 +76,7 @@ typedef struct bench {
     CUevent e0, e1;
     int reps;
     uint64_t seed;
-    double a8;                    /* w4ax's INT8 share (--a8) */
+    double a8;                    /* the INT8 share of w4ax, w4ax-s (--a8) */
 } bench;
 
 static int cmp_float(const void *a, const void *b)
@@ -440,8 +441,8 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
     qjit_quantize_options qo;
     qjit_quantize_options_init(&qo);
     qo.sparsity = rho;
-    /* w4ax: its INT8 channels chosen on the same calibration rows. */
-    if (scheme == QJIT_SCHEME_W4AX)
+    /* w4ax, w4ax-s: their INT8 channels chosen on the same calibration rows. */
+    if (qa_two_part(scheme))
         qo.a8_fraction = b->a8;
     if (rho > 0 || qo.a8_fraction > 0) {
         qo.calib = calib;
@@ -598,15 +599,15 @@ static void compile_times(bench *b, const point *pts, int npts, const char *arch
  * a message. */
 static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
 {
-    static const qjit_scheme all[MAX_SCHEMES] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ, QJIT_SCHEME_W4A8_IS,
-                                                 QJIT_SCHEME_W8A8, QJIT_SCHEME_W4A4};
+    static const qjit_scheme all[] = {QJIT_SCHEME_W4A8_LQQ, QJIT_SCHEME_W4A8_QOQ, QJIT_SCHEME_W4A8_IS,
+                                      QJIT_SCHEME_W8A8, QJIT_SCHEME_W4A4};
     if (!text) {
         out[0] = QJIT_SCHEME_W4A8_LQQ;
         return 1;
     }
     if (!strcmp(text, "all")) {
         memcpy(out, all, sizeof all);
-        return MAX_SCHEMES;
+        return (int)(sizeof all / sizeof all[0]);
     }
     int n = 0;
     for (const char *p = text; *p;) {
@@ -616,7 +617,7 @@ static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
         qjit_scheme s;
         if (len == 0 || len >= sizeof name || qjit_scheme_from_name(name, &s) != QJIT_OK) {
             fprintf(stderr, "qjit bench: --scheme: '%.*s' is not a scheme (w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, "
-                    "w4ax, all)\n",
+                    "w4ax, w4ax-s, all)\n",
                     (int)len, p);
             return -1;
         }
@@ -869,10 +870,10 @@ int cmd_bench(int argc, char **argv)
            "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
     for (int s = 0; s < nshapes; s++) {
         float *W = layer_weights(&b, shapes[s][0], shapes[s][1]);
-        /* Calibration rows for the budgets' residual blocks and w4ax's INT8 channels. */
+        /* Calibration rows for the budgets' residual blocks and two-part layers' INT8 channels. */
         int need_calib = args.nsparsity > 1;
         for (int c = 0; c < nschemes; c++)
-            need_calib |= schemes[c] == QJIT_SCHEME_W4AX && args.a8 > 0;
+            need_calib |= qa_two_part(schemes[c]) && args.a8 > 0;
         uint16_t *calib = need_calib ? malloc(sizeof(uint16_t) * QA_CALIB_ROWS * (size_t)shapes[s][1]) : NULL;
         if (!W || (need_calib && !calib))
             fprintf(stderr, "qjit bench: out of host memory for the %lldx%lld layer\n", shapes[s][0], shapes[s][1]);
@@ -951,18 +952,19 @@ int cmd_bench(int argc, char **argv)
                 printf("  M=%-5lld geomean %.3f, min %.3f\n", ms[mi], g, mn);
         }
     }
-    /* w4ax against w4a4: what its INT8 blocks cost (its two sums, its
-     * activation kernel's gather). */
-    int have_w4a4 = 0, have_w4ax = 0;
-    for (int c = 0; c < nschemes; c++) {
+    /* w4ax and w4ax-s against w4a4: what their INT8 blocks cost (w4ax's two
+     * sums, the activation kernel's gather). */
+    int have_w4a4 = 0;
+    for (int c = 0; c < nschemes; c++)
         have_w4a4 |= schemes[c] == QJIT_SCHEME_W4A4;
-        have_w4ax |= schemes[c] == QJIT_SCHEME_W4AX;
-    }
-    if (have_w4a4 && have_w4ax) {
-        double mn, g = ratio_vs(pts, npts, QJIT_SCHEME_W4AX, QJIT_SCHEME_W4A4, -1, &mn);
-        printf("\nw4ax against w4a4 (w4a4 us / w4ax us; > 1: faster): geomean %.3f, min %.3f\n", g, mn);
+    for (int c = 0; c < nschemes && have_w4a4; c++) {
+        if (!qa_two_part(schemes[c]))
+            continue;
+        const char *name = qjit_scheme_name(schemes[c]);
+        double mn, g = ratio_vs(pts, npts, schemes[c], QJIT_SCHEME_W4A4, -1, &mn);
+        printf("\n%s against w4a4 (w4a4 us / %s us; > 1: faster): geomean %.3f, min %.3f\n", name, name, g, mn);
         for (int mi = 0; mi < nms; mi++) {
-            g = ratio_vs(pts, npts, QJIT_SCHEME_W4AX, QJIT_SCHEME_W4A4, ms[mi], &mn);
+            g = ratio_vs(pts, npts, schemes[c], QJIT_SCHEME_W4A4, ms[mi], &mn);
             if (g > 0)
                 printf("  M=%-5lld geomean %.3f, min %.3f\n", ms[mi], g, mn);
         }

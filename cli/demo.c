@@ -246,7 +246,7 @@ int cmd_demo(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    /* A scheme with per-channel weights only (w8a8, w4a4, w4ax): group 0
+    /* A scheme with per-channel weights only (w8a8, w4a4, w4ax, w4ax-s): group 0
      * unless one is asked for. */
     size_t probe_bytes;
     if (!a.group_given && qjit_packed_size(a.scheme, a.group, 16, 128, &probe_bytes) != QJIT_OK &&

@@ -20,7 +20,7 @@ static const char usage[] =
     "product, on one generated layer with the statistics of real LLM layers, to help\n"
     "choose a scheme and group size. The quantized output is computed exactly as the\n"
     "kernels compute it (the library's CPU reference): per-token INT8 activations (INT4\n"
-    "for w4a4; INT8 and INT4 parts for w4ax), the packed weights, INT32 sums, the FP32\n"
+    "for w4a4; INT8 and INT4 parts for w4ax, w4ax-s), the packed weights, INT32 sums, the FP32\n"
     "epilogue. Columns:\n"
     "  bits/w    packed bytes x 8 per weight, scales and group parameters included\n"
     "  rel err   ||Y - Y_ref||_F / ||Y_ref||_F, Y_ref = X W^T in double, unquantized\n"
@@ -33,14 +33,14 @@ static const char usage[] =
     "  alpha     w4a8-is's amplifier of its integer group scales\n"
     "  rho       the sparsity budget, and in brackets the fraction of weight blocks (64 x 64\n"
     "            unless --rblock) that carry a 4-bit residual (only blocks it improves are kept);\n"
-    "            for w4ax its INT8 share (a8) and the channels it keeps in INT8\n"
+    "            for w4ax, w4ax-s the INT8 share (a8) and the channels kept in INT8\n"
     "Options:\n"
     "  --n N, --k K     the layer: N output channels (a multiple of 16), K input channels\n"
     "                   (a multiple of 256); default 4096 x 4096\n"
     "  --m M            tokens (default 64)\n"
     "  --seed S         seed of the generated layer (default 12345)\n"
-    "  --schemes LIST   comma list of w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, w4ax (or lqq,\n"
-    "                   qoq, is, int8, int4), or all (the default)\n"
+    "  --schemes LIST   comma list of w4a8-lqq, w4a8-qoq, w4a8-is, w8a8, w4a4, w4ax, w4ax-s\n"
+    "                   (or lqq, qoq, is, int8, int4), or all (the default)\n"
     "  --groups LIST    group sizes along K, 0 = per channel (default 0,64,128); a group\n"
     "                   a scheme does not take (w8a8 is per channel only, w4a8-is groups\n"
     "                   only) is skipped with a note\n"
@@ -50,9 +50,10 @@ static const char usage[] =
     "                   (the activations' statistics, other tokens)\n"
     "  --rblock RxC     the residual's blocks: R rows (16, 32, 64, 128) x C input channels\n"
     "                   (64, 128); default 64 x 64\n"
-    "  --a8 LIST        w4ax's INT8 shares (default 0.05,0.1,0.2): a row per share, the\n"
-    "                   128-channel blocks of the largest calibration magnitudes in INT8\n"
-    "                   (two scales per token and two INT32 sums), the rest INT4\n"
+    "  --a8 LIST        the INT8 shares of w4ax and w4ax-s (default 0.05,0.1,0.2): a row per\n"
+    "                   share, the 128-channel blocks of the largest calibration magnitudes\n"
+    "                   in INT8, the rest INT4 (w4ax: two scales per token and two INT32\n"
+    "                   sums; w4ax-s: one scale, max(max8 / 127, max4 / 7), and one sum)\n"
     "  --csv F, --json F  also write the numbers to F\n"
     "The layer (seeded: the same seed gives the same layer and numbers):\n"
     "  W[n,k] = fp16(0.02 r[n] c[k] t[n,k] / sqrt(5/3)), N x K: t Student-t with 5\n"
@@ -101,7 +102,7 @@ static void print_row(const qa_row *r, const qa_row *floor_row)
     char rho[48] = "-";
     if (r->sparsity > 0)
         snprintf(rho, sizeof rho, "%g (%.1f%%)", r->sparsity, 100 * r->density);
-    else if (r->scheme == QJIT_SCHEME_W4AX)
+    else if (qa_two_part(r->scheme))
         snprintf(rho, sizeof rho, "a8 %g (%lld ch)", r->a8, (long long)r->a8_channels);
     char werr[16] = "-";
     if (r->scheme)

@@ -244,15 +244,17 @@ typedef enum qjit_scheme {
     QJIT_SCHEME_W8A8 = 4,        /* "w8a8": per-channel INT8 weights (g = 0) */
     QJIT_SCHEME_W4A4 = 5,        /* "w4a4": per-channel symmetric INT4 weights (g = 0) and per-token
                                     INT4 activations (COMET / MosaicQuant's W4A4) */
-    QJIT_SCHEME_W4AX = 6         /* "w4ax": w4a4's weights over the input channels in the layer's order,
+    QJIT_SCHEME_W4AX = 6,        /* "w4ax": w4a4's weights over the input channels in the layer's order,
                                     its outlier channels first, in blocks of 128 kept in INT8 (the share
                                     qjit_quantize_options.a8_fraction), the rest INT4; per token one
-                                    scale and one INT32 sum per part (COMET's W4Ax). Host quantizer, CPU
-                                    reference and GPU kernels (the multistage pipe, not yet run on a GPU) */
+                                    scale and one INT32 sum per part (COMET's W4Ax) */
+    QJIT_SCHEME_W4AX_S = 7       /* "w4ax-s": w4ax's weights, order and parts, but one scale per token
+                                    shared by both parts (the INT8 part at the INT4 part's step, 127
+                                    levels) and so one INT32 sum: w4a4's GEMM kernels */
 } qjit_scheme;
 
 /*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8",
- *  "w4a4", "w4ax"; NULL for a value that is no scheme. */
+ *  "w4a4", "w4ax", "w4ax-s"; NULL for a value that is no scheme. */
 QJIT_API const char *qjit_scheme_name(qjit_scheme scheme);
 /*! qjit_scheme_from_name() : the scheme of a name (also "lqq", "qoq", "is",
  *  "int8", "int4", any case). @return QJIT_INVALID_ARGUMENT for an unknown name. */
@@ -305,7 +307,7 @@ typedef struct qjit_quantize_options {
     int64_t calib_rows;
     const float *hessian_diag;    /* or H[k] itself (K finite values >= 0); neither: unweighted error,
                                      logged and recorded in the buffer (qjit_residual_info.weighted) */
-    /* w4ax (added in 0.3): the share of the 128-channel activation blocks
+    /* w4ax, w4ax-s (added in 0.3): the share of the 128-channel activation blocks
      * kept in INT8, ceil(a8_fraction x K / 128) of them, holding the
      * channels with the largest max_t |calib[t, k]| (calib is needed for a
      * share > 0). */
@@ -367,14 +369,15 @@ QJIT_API qjit_status qjit_weights_residual(qjit_context *ctx, const void *packed
                                            qjit_residual_info *info);
 
 /*! What a packed layer takes as activations (qjit_activation_info_init
- *  first): most schemes one part, INT8 or INT4, one scale per token and one
- *  INT32 sum per output; w4ax two parts in the layer's channel order. */
+ *  first): most schemes INT8 or INT4, one scale per token and one INT32 sum
+ *  per output; w4ax and w4ax-s an INT8 part and an INT4 part in the layer's
+ *  channel order, w4ax with a scale and a sum each, w4ax-s with one of each. */
 typedef struct qjit_activation_info {
     size_t struct_size;           /* sizeof(qjit_activation_info) */
-    int bits;                     /* 8, or 4 (w4a4; w4ax's second part) */
+    int bits;                     /* 8, or 4 (w4a4; the second part of w4ax, w4ax-s) */
     int parts;                    /* 1, or 2 (w4ax): scales per token and INT32 sums per output */
-    int64_t a8_channels;          /* w4ax: the first a8_channels of the layer's order are INT8 */
-    int permuted;                 /* 1: the layer's channel order is not the caller's (w4ax) */
+    int64_t a8_channels;          /* w4ax, w4ax-s: the first a8_channels of the layer's order are INT8 */
+    int permuted;                 /* 1: the layer's channel order is not the caller's (w4ax, w4ax-s) */
 } qjit_activation_info;
 
 QJIT_API void qjit_activation_info_init(qjit_activation_info *info);
@@ -395,7 +398,9 @@ QJIT_API qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *p
  *  channel order) to Xq (M x K, one value per byte, the layer's order) and
  *  sx (M x parts floats, a token's together). Per part the symmetric
  *  per-token quantization (sx = max|x| / 127 or / 7, Xq = clamp(round(x /
- *  sx))); w4ax: part 0 (INT8) is the layer's first a8_channels. */
+ *  sx))); w4ax: part 0 (INT8) is the layer's first a8_channels. w4ax-s:
+ *  one scale per token, sx = max(max_part0 |x| / 127, max_part1 |x| / 7)
+ *  (1 for an all-zero token), part 0 clamped to +-127, part 1 to +-7. */
 QJIT_API qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
                                                              int64_t M, const uint16_t *X, int8_t *Xq, float *sx);
 
@@ -418,7 +423,9 @@ QJIT_API qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx,
  *  for w4a8-is sum over groups of S[n,g] * sum_{k in g} Xq[m,k] * Q4[n,k] --
  *  and the FP32 output (if Y != NULL) Y[m,n] = float(acc) * (sx[m] * s[n]),
  *  or for w4a8-qoq per channel float(acc - z[n] * sum_k Xq[m,k]) * (sx[m] *
- *  s[n]); both row-major M x N. For a layer of two activation parts (w4ax,
+ *  s[n]); both row-major M x N. w4ax-s: Xq and sx as
+ *  qjit_reference_quantize_activations_for makes them (the layer's order,
+ *  one scale per token), one plane. For a layer of two activation parts (w4ax,
  *  qjit_weights_activation), Xq and sx as qjit_reference_quantize_activations_for
  *  makes them, acc holds two M x N planes (the INT8 part's sums, then the
  *  INT4 part's) and Y[m,n] = fmaf(float(acc8), sx8[m] * s[n], float(acc4) *

@@ -79,6 +79,34 @@ static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, i
     return scale;
 }
 
+/* The largest |x| of n values of a token from position k0 of the layer's order. */
+static float part_amax(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n)
+{
+    float amax = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        float v = fabsf(qjit__half_to_float(x[qjit__load_u32(perm + 4 * (k0 + j))]));
+        if (v > amax)
+            amax = v;
+    }
+    return amax;
+}
+
+/* One token of a shared-scale two-part layer (w4ax-s): positions j < k8 of
+ * the layer's order INT8, the rest INT4, with one scale, max(max8 / 127,
+ * max4 / 7) (1 for an all-zero token); returns it. The GPU kernel does the
+ * same two IEEE divisions. */
+static float quantize_shared(const uint16_t *x, const uint8_t *perm, int64_t K, int64_t k8, int8_t *q)
+{
+    float a8 = part_amax(x, perm, 0, k8), a4 = part_amax(x, perm, k8, K - k8);
+    float scale = a8 == 0.0f && a4 == 0.0f ? 1.0f : fmaxf(a8 / 127.0f, a4 / 7.0f);
+    for (int64_t j = 0; j < K; j++) {
+        float limit = j < k8 ? 127.0f : 7.0f;
+        float v = roundf(qjit__half_to_float(x[qjit__load_u32(perm + 4 * j)]) / scale);
+        q[j] = (int8_t)(v > limit ? limit : v < -limit ? -limit : v);
+    }
+    return scale;
+}
+
 static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, const int8_t *Xq,
                                 const float *sx);
 
@@ -147,7 +175,7 @@ qjit_status qjit_weights_activation(qjit_context *ctx, const void *packed, size_
         return st;
     qjit_activation_info out = {info->struct_size, qjit_scheme_activation_bits(v.scheme->id), 1, 0, 0};
     if (v.scheme->two_part) {
-        out.parts = 2;
+        out.parts = v.scheme->shared_scale ? 1 : 2;
         out.a8_channels = qjit__int8_channels(&v);
         out.permuted = 1;
     }
@@ -183,7 +211,9 @@ qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const voi
     if ((st = check_tokens(ctx, M, K, X, Xq, sx)) != QJIT_OK)
         return st;
     const uint8_t *perm = qjit__view_order(&v);
-    for (int64_t m = 0; m < M; m++) {
+    for (int64_t m = 0; v.scheme->shared_scale && m < M; m++)
+        sx[m] = quantize_shared(X + m * K, perm, K, a8, Xq + m * K);
+    for (int64_t m = 0; !v.scheme->shared_scale && m < M; m++) {
         sx[2 * m] = quantize_part(X + m * K, perm, 0, a8, 127.0f, Xq + m * K);
         sx[2 * m + 1] = quantize_part(X + m * K, perm, a8, K - a8, 7.0f, Xq + m * K + a8);
     }
@@ -374,7 +404,7 @@ qjit_status qjit_reference_gemm(qjit_context *ctx, const void *packed, size_t by
         rowsum[m] = (int32_t)s;
     }
     gemm_job job = {.view = &view, .M = M, .N = view.N, .K = view.K, .Xq = Xq, .sx = sx, .rowsum = rowsum,
-                    .acc = acc, .Y = Y, .a8 = qjit__int8_channels(&view)};
+                    .acc = acc, .Y = Y, .a8 = view.scheme->shared_scale ? -1 : qjit__int8_channels(&view)};
     size_t panel_bytes = (size_t)PANEL_ROWS * (size_t)view.K;
     st = qjit__parallel_for(ctx, (view.N + PANEL_ROWS - 1) / PANEL_ROWS, (view.residual.block_n ? 3 : 2) * panel_bytes,
                             gemm_panel_item, &job);

@@ -37,6 +37,8 @@ typedef struct qjit__scheme {
                                     INT8 and the rest INT4, each with its own scale per token and
                                     INT32 accumulator (w4ax) */
     int order_section;           /* with two_part: the section of the layer's channel order */
+    int shared_scale;            /* with two_part: one scale per token for both parts (the INT8
+                                    part at the INT4 part's step) and one INT32 sum (w4ax-s) */
     int reads_v1;                /* 1: buffers of format version 1 (qjit 0.1) may hold this scheme */
     /* Why `group` cannot be used with this scheme (NULL: it can). */
     const char *(*group_problem)(int group);

@@ -1,11 +1,13 @@
-/* scheme_w4ax.c -- w4ax on the host (COMET's W4Ax, docs/schemes.md): w4a4's
+/* scheme_w4ax.c -- w4ax and w4ax-s on the host (COMET's W4Ax, docs/schemes.md): w4a4's
  * per-channel symmetric INT4 weights over the input channels in the layer's
  * order, a permutation that puts the channels with the largest calibration
  * magnitude (max_t |calib[t, k]|; ties: the lower k) first, in
  * ceil(a8_fraction x K / 128) blocks of 128 that the activations keep in
  * INT8, each part in the caller's order within itself. The rest are INT4.
- * Per token two scales (each part's max|x| / 127 and / 7) and two INT32
- * sums; the epilogue Y = fmaf(float(acc8), sx8 sw, float(acc4) (sx4 sw)).
+ * w4ax: per token two scales (each part's max|x| / 127 and / 7) and two
+ * INT32 sums; the epilogue Y = fmaf(float(acc8), sx8 sw, float(acc4) (sx4
+ * sw)). w4ax-s: one scale per token, max(max8 / 127, max4 / 7), for both
+ * parts (the INT8 part at the INT4 part's step, 127 levels) and one sum.
  *
  * Sections: qweight (4-bit blocks holding Wq + 8, columns in the layer's
  * order), scale (sw per channel, float), perm (the layer's own: K u32, the
@@ -99,7 +101,7 @@ static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int gr
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: a8_fraction = %g must be a share in [0, 1]", name, f);
     int64_t a8 = qjit__ceil_share(f, blocks);
     if (a8 > 0 && !o->calib)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: w4ax with a8_fraction = %g needs calibration rows "
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: an INT8 share a8_fraction = %g needs calibration rows "
                            "(calib, calib_rows) to choose its INT8 channels%s", name, f,
                            o->hessian_diag ? " (a Hessian diagonal holds no magnitudes)" : "");
     if (o->calib && (o->calib_rows <= 0 || (o->calib_dtype != QJIT_DTYPE_F16 && o->calib_dtype != QJIT_DTYPE_F32)))
@@ -173,8 +175,8 @@ static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
     for (int64_t j = 0; j < v->K; j++) {
         uint32_t k = qjit__load_u32(perm + 4 * j);
         if (k >= (uint64_t)v->K || seen[k]) {
-            st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight w4ax buffer: position %lld holds channel %u, "
-                             "%s (the order must be a permutation of the %lld channels)", (long long)j, k,
+            st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: position %lld holds channel %u, "
+                             "%s (the order must be a permutation of the %lld channels)", v->scheme->name, (long long)j, k,
                              k >= (uint64_t)v->K ? "past K" : "held twice", (long long)v->K);
             break;
         }
@@ -184,24 +186,15 @@ static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
     return st;
 }
 
-const qjit__scheme qjit__scheme_w4ax = {
-    .id = QJIT_SCHEME_W4AX,
-    .name = "w4ax",
-    .nsections = 3,
-    .sections = {"qweight", "scale", "perm"},
-    .act_bits = 4,
-    .two_part = 1,
-    .order_section = PERM,
-    .group_problem = group_problem,
-    .k_problem = k_problem,
-    .slab_bytes = slab_bytes,
-    .layer_bytes = layer_bytes,
-    .scratch_bytes = scratch_bytes,
-    .prepare_layer = prepare_layer,
-    .quantize_slab = quantize_slab,
-    .param_problem = param_problem,
-    .check_layer = check_layer,
-    .operand = qjit__operand_offset8,
-    .scale_section = 1,
-    .zero_section = -1,
-};
+#define W4AX_FIELDS                                                                                                  \
+    .nsections = 3, .sections = {"qweight", "scale", "perm"}, .act_bits = 4, .two_part = 1,                         \
+    .order_section = PERM, .group_problem = group_problem, .k_problem = k_problem, .slab_bytes = slab_bytes,        \
+    .layer_bytes = layer_bytes, .scratch_bytes = scratch_bytes, .prepare_layer = prepare_layer,                     \
+    .quantize_slab = quantize_slab, .param_problem = param_problem, .check_layer = check_layer,                     \
+    .operand = qjit__operand_offset8, .scale_section = 1, .zero_section = -1
+
+const qjit__scheme qjit__scheme_w4ax = {.id = QJIT_SCHEME_W4AX, .name = "w4ax", W4AX_FIELDS};
+
+/* w4ax-s: the same weights, order and INT8 blocks; one scale per token
+ * shared by the two parts, so one INT32 sum. */
+const qjit__scheme qjit__scheme_w4ax_s = {.id = QJIT_SCHEME_W4AX_S, .name = "w4ax-s", .shared_scale = 1, W4AX_FIELDS};

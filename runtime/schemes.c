@@ -14,10 +14,11 @@
 
 /* The scheme modules, one per file. */
 extern const qjit__scheme qjit__scheme_lqq, qjit__scheme_qoq, qjit__scheme_is, qjit__scheme_w8a8,
-    qjit__scheme_w4a4, qjit__scheme_w4ax;
+    qjit__scheme_w4a4, qjit__scheme_w4ax, qjit__scheme_w4ax_s;
 
 const qjit__scheme *const qjit__schemes[] = {&qjit__scheme_lqq,  &qjit__scheme_qoq,  &qjit__scheme_is,
-                                             &qjit__scheme_w8a8, &qjit__scheme_w4a4, &qjit__scheme_w4ax};
+                                             &qjit__scheme_w8a8, &qjit__scheme_w4a4, &qjit__scheme_w4ax,
+                                             &qjit__scheme_w4ax_s};
 const int qjit__nschemes = (int)(sizeof qjit__schemes / sizeof qjit__schemes[0]);
 
 const qjit__scheme *qjit__scheme_get(qjit_scheme id)

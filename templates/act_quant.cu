@@ -5,12 +5,23 @@
 // row m gathered into the layer's channel order (position j holds the
 // caller's channel perm[j]), positions j < k8 quantized to INT8 and the rest
 // to INT4 values, each part per token and symmetric, {{ p.pack == 2 and "the INT8 part one value\n// per byte and the INT4 part two (rows of k8 + (K - k8) / 2 bytes; in each 32\n// positions of the INT4 part, byte b holds position b in its low nibble and\n// b + 16 in its high one: the INT4 MMA's operand order, mma=s4)" or "one value per byte" }}:
+//% if p.scales == 1 then
+//   one scale per token for both parts (w4ax-s):
+//   sx[m] = max(max_{j<k8} |X[m, perm[j]]| / 127, max_{j>=k8} |..| / 7) (1 for an all-zero token),
+//   Xq[m, j] = clamp(round(X[m, perm[j]] / sx[m]), -limit, limit), limit 127 or 7 by part,
+//% else
 //   sx[2m] = max_{j<k8} |X[m, perm[j]]| / 127, sx[2m+1] = max_{j>=k8} |..| / 7
 //   (1 for an all-zero part),
-//   Xq[m, j] = clamp(round(X[m, perm[j]] / sx), -limit, limit), round half away from zero.
+//   Xq[m, j] = clamp(round(X[m, perm[j]] / sx), -limit, limit),
+//% end
+//   round half away from zero.
 // IEEE division and roundf make it bit-identical to the CPU reference
 // (qjit_reference_quantize_activations_for).
 // One CTA of {{ p.threads }} threads per token; each thread four positions at a time.
+//% if p.cache > 0 then
+// Rows of at most {{ p.cache }} channels are first copied into shared memory (16-byte
+// loads, the order's quads requested at the same time) and gathered from there.
+//% end
 //% else
 // Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
 // routine, quantize_row, is lib/act_row.cu's, shared with the GEMMs that
@@ -50,6 +61,71 @@ static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, ui
            quant1(half_to_float(row[p.z]), scale, limit) << 16 | quant1(half_to_float(row[p.w]), scale, limit) << 24;
 }
 
+/* The two parts' largest |x| (each thread's a8, a4) over the CTA (red: 2 x
+ * THREADS / 32 floats of shared memory), made scales in s8, s4 and stored
+ * to sx. */
+static __device__ __forceinline__ void part_scales(float a8, float a4, float *red, float *__restrict__ sx, int m,
+                                                   float &s8, float &s4)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        a8 = fmaxf(a8, __shfl_xor_sync(0xFFFFFFFFu, a8, off));
+        a4 = fmaxf(a4, __shfl_xor_sync(0xFFFFFFFFu, a4, off));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        red[threadIdx.x >> 5] = a8;
+        red[THREADS / 32 + (threadIdx.x >> 5)] = a4;
+    }
+    __syncthreads();
+    a8 = red[0];
+    a4 = red[THREADS / 32];
+#pragma unroll
+    for (int w = 1; w < THREADS / 32; ++w) {
+        a8 = fmaxf(a8, red[w]);
+        a4 = fmaxf(a4, red[THREADS / 32 + w]);
+    }
+//% if p.scales == 1 then
+    /* One scale for both parts: the two IEEE divisions of the reference. */
+    s8 = a8 == 0.0f && a4 == 0.0f ? 1.0f : fmaxf(a8 / 127.0f, a4 / 7.0f);
+    s4 = s8;
+    if (threadIdx.x == 0)
+        sx[m] = s8;
+//% else
+    s8 = a8 == 0.0f ? 1.0f : a8 / 127.0f;
+    s4 = a4 == 0.0f ? 1.0f : a4 / 7.0f;
+    if (threadIdx.x == 0) {
+        sx[2 * m] = s8;
+        sx[2 * m + 1] = s4;
+    }
+//% end
+}
+
+/* The row quantized with the scales into out, perm read from memory. */
+static __device__ __forceinline__ void store_parts(const u16 *row, const uint4 *__restrict__ perm,
+                                                   u32 *__restrict__ out, int K, int k8, float s8, float s4)
+{
+//% if p.pack == 2 then
+    /* The INT8 part's quads, then the INT4 part's words: word u of that part
+     * packs the quads at positions k8 + 32 (u / 4) + 4 (u % 4) and 16 past
+     * them, low and high nibbles. */
+    const int words = k8 / 4 + (K - k8) / 8;
+    for (int c = threadIdx.x; c < words; c += THREADS) {
+        if (4 * c < k8) {
+            out[c] = quant_quad(row, perm[c], s8, 127.0f);
+        } else {
+            const int u = c - k8 / 4, q = k8 / 4 + 8 * (u / 4) + u % 4;
+            out[c] = (quant_quad(row, perm[q], s4, 7.0f) & 0x0F0F0F0Fu) |
+                     (quant_quad(row, perm[q + 4], s4, 7.0f) & 0x0F0F0F0Fu) << 4;
+        }
+    }
+//% else
+    for (int c = threadIdx.x; c < K / 4; c += THREADS) {
+        const bool int8 = 4 * c < k8;
+        out[c] = quant_quad(row, perm[c], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
+    }
+//% end
+}
+
 /* Token row m with every thread of the CTA: positions 4c .. 4c + 3 at a
  * time (k8 is a multiple of 128, so the four are in one part); red: 2 x
  * THREADS / 32 floats of shared memory. The row is read twice (the second
@@ -69,49 +145,72 @@ static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict_
         else
             a4 = fmaxf(a4, a);
     }
+    float s8, s4;
+    part_scales(a8, a4, red, sx, m, s8, s4);
+    store_parts(row, perm, out, K, k8, s8, s4);
+}
+//% if p.cache > 0 then
+
+#define CACHE {{ p.cache }}                /* channels of a row the shared-memory copy holds */
+#define PERM_REGS (CACHE / 4 / THREADS)   /* quads of the order a thread keeps in registers */
+
+/* quantize_row_parts for rows of at most CACHE channels (few tokens: one
+ * DRAM round trip instead of two): the order's quads requested into
+ * registers and the row copied into shared memory (row_cache, 16-byte
+ * loads) at once, then gathered from there (once, with one value a byte). */
+static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__restrict__ xrow,
+                                                                 const uint4 *__restrict__ perm,
+                                                                 u32 *__restrict__ out, float *__restrict__ sx, int m,
+                                                                 int K, int k8, float *red, uint4 *row_cache)
+{
+    const int quads = K / 4;
+    uint4 pq[PERM_REGS];
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        a8 = fmaxf(a8, __shfl_xor_sync(0xFFFFFFFFu, a8, off));
-        a4 = fmaxf(a4, __shfl_xor_sync(0xFFFFFFFFu, a4, off));
+    for (int i = 0; i < PERM_REGS; ++i) {
+        const int c = threadIdx.x + i * THREADS;
+        pq[i] = c < quads ? perm[c] : make_uint4(0u, 0u, 0u, 0u);
     }
-    if ((threadIdx.x & 31) == 0) {
-        red[threadIdx.x >> 5] = a8;
-        red[THREADS / 32 + (threadIdx.x >> 5)] = a4;
-    }
+#pragma unroll 4
+    for (int c = threadIdx.x; c < K / 8; c += THREADS)
+        row_cache[c] = xrow[c];
     __syncthreads();
-    a8 = red[0];
-    a4 = red[THREADS / 32];
+    const u16 *row = (const u16 *)row_cache;
+    float a8 = 0.0f, a4 = 0.0f;
+    /* Each quad gathered once (shared-memory gathers conflict in banks),
+     * its four values kept for the store. */
+    u16 v[PERM_REGS][4];
 #pragma unroll
-    for (int w = 1; w < THREADS / 32; ++w) {
-        a8 = fmaxf(a8, red[w]);
-        a4 = fmaxf(a4, red[THREADS / 32 + w]);
+    for (int i = 0; i < PERM_REGS; ++i) {
+        const int c = threadIdx.x + i * THREADS;
+        v[i][0] = row[pq[i].x];
+        v[i][1] = row[pq[i].y];
+        v[i][2] = row[pq[i].z];
+        v[i][3] = row[pq[i].w];
+        const float a = amax4(half_to_float(v[i][0]), half_to_float(v[i][1]), half_to_float(v[i][2]),
+                              half_to_float(v[i][3]));
+        if (c < quads && 4 * c < k8)
+            a8 = fmaxf(a8, a);
+        else if (c < quads)
+            a4 = fmaxf(a4, a);
     }
-    const float s8 = a8 == 0.0f ? 1.0f : a8 / 127.0f, s4 = a4 == 0.0f ? 1.0f : a4 / 7.0f;
-    if (threadIdx.x == 0) {
-        sx[2 * m] = s8;
-        sx[2 * m + 1] = s4;
-    }
+    float s8, s4;
+    part_scales(a8, a4, red, sx, m, s8, s4);
 //% if p.pack == 2 then
-    /* The INT8 part's quads, then the INT4 part's words: word u of that part
-     * packs the quads at positions k8 + 32 (u / 4) + 4 (u % 4) and 16 past
-     * them, low and high nibbles. */
-    const int words = k8 / 4 + (K - k8) / 8;
-    for (int c = threadIdx.x; c < words; c += THREADS) {
-        if (4 * c < k8) {
-            out[c] = quant_quad(row, perm[c], s8, 127.0f);
-        } else {
-            const int u = c - k8 / 4, q = k8 / 4 + 8 * (u / 4) + u % 4;
-            out[c] = (quant_quad(row, perm[q], s4, 7.0f) & 0x0F0F0F0Fu) |
-                     (quant_quad(row, perm[q + 4], s4, 7.0f) & 0x0F0F0F0Fu) << 4;
-        }
-    }
+    /* Two 4-bit values a byte pair quads 4 apart: gathered again, by word. */
+    store_parts(row, perm, out, K, k8, s8, s4);
 //% else
-    for (int c = threadIdx.x; c < quads; c += THREADS) {
+#pragma unroll
+    for (int i = 0; i < PERM_REGS; ++i) {
+        const int c = threadIdx.x + i * THREADS;
         const bool int8 = 4 * c < k8;
-        out[c] = quant_quad(row, perm[c], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
+        const float s = int8 ? s8 : s4, limit = int8 ? 127.0f : 7.0f;
+        if (c < quads)
+            out[c] = quant1(half_to_float(v[i][0]), s, limit) | quant1(half_to_float(v[i][1]), s, limit) << 8 |
+                     quant1(half_to_float(v[i][2]), s, limit) << 16 | quant1(half_to_float(v[i][3]), s, limit) << 24;
     }
 //% end
 }
+//% end
 //% else
 {{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
 //% end
@@ -130,8 +229,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)
         counters[i] = 0u;
 //% if p.parts == 2 then
-    quantize_row_parts((const u16 *)X + (size_t)m * K, perm, (u32 *)Xq + (size_t)m * ({{ p.pack == 2 and "k8 + (K - k8) / 2" or "K" }}) / 4, sx, m,
-                       K, k8, warp_max);
+    u32 *out = (u32 *)Xq + (size_t)m * ({{ p.pack == 2 and "k8 + (K - k8) / 2" or "K" }}) / 4;
+//% if p.cache > 0 then
+    extern __shared__ uint4 row_cache[];
+    if (K <= CACHE) {
+        quantize_row_parts_cached(X + (size_t)m * (K / 8), perm, out, sx, m, K, k8, warp_max, row_cache);
+        return;
+    }
+//% end
+    quantize_row_parts((const u16 *)X + (size_t)m * K, perm, out, sx, m, K, k8, warp_max);
 //% else
     quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}{{ p.pack == 2 and ", 4" or "" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
 //% end

@@ -29,9 +29,26 @@ function P.check(f, arch)
   if pack == 2 and f.bits == "8" then
     fail("INVALID_KEY", "pack=2 (two values per byte) is for bits=4 or 8+4 (its INT4 part), not bits=" .. f.bits)
   end
-  return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (pack == 2 and "x2" or "")
-                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 0,
-           parts = parts, pack = pack,
+  local scales = tonumber(f.scales or "2")
+  if scales == 1 and parts ~= 2 then
+    fail("INVALID_KEY", "scales=1 (one scale per token for two parts) is for bits=8+4, not bits=" .. f.bits)
+  end
+  if scales == 1 and pack == 2 then
+    fail("INVALID_KEY", "scales=1 keeps one value per byte (pack=1): its GEMMs run the INT8 MMA on both parts")
+  end
+  -- cache=C (bits=8+4): rows of at most C channels gathered from a copy in
+  -- shared memory (2C bytes), C a multiple of 4 x threads.
+  local cache = tonumber(f.cache or "0")
+  if cache > 0 and parts ~= 2 then
+    fail("INVALID_KEY", "cache=" .. cache .. " (a shared-memory copy of the row to gather from) is for bits=8+4")
+  end
+  if cache % (4 * threads) ~= 0 then
+    fail("INVALID_KEY", "cache=" .. cache .. " must be a multiple of 4 x threads = " .. 4 * threads)
+  end
+  return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (scales == 1 and "s" or "")
+                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "")
+                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache,
+           parts = parts, pack = pack, scales = parts == 2 and scales or 1,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
            rowsum = rowsum and 1 or 0,
            -- It lets the GEMM after it start early (griddepcontrol.launch_dependents);

@@ -13,7 +13,8 @@ local D = {}
 -- conditions hold (max_n: N at most this; arch: only for this target;
 -- k_multiple: K a multiple of this; min_kloop / max_kloop: at least / at
 -- most this many K tiles per CTA at the split chosen; sparse: only for
--- weights that carry a residual).
+-- weights that carry a residual; no_fold: not for schemes that rescale
+-- per group in the K loop).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -48,6 +49,15 @@ end
 -- one_wave: use `stages` and one CTA per SM when some split fills at least
 -- `fill` of the SMs in one wave with at most `max_ktiles` K tiles per CTA.
 local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
+-- M = 257..512 on the 4096-wide layers: 128 tiles of 128x128, one wave at
+-- one CTA per SM with a 6-stage ring however long the K loop, not two CTAs'
+-- room with 4 stages that the second CTA never fills (H100, bench/results/
+-- 2026-11-26-session20, ab512-*: 4096x4096 / 4096x11008 w4a8-lqq 39.5 /
+-- 86.3 -> 31.7 / 66.3 us, w4a4 37.4 / 81.5 -> 30.3 / 62.4, w4a8-qoq 40.1 /
+-- 88.0 -> 31.9 / 67.1). Not for the fold schemes (no_fold): w4a8-is,
+-- already at one CTA per SM by its registers, lost 3-4 % (32.6 / 69.1 ->
+-- 33.5 / 71.6).
+local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128 }
 -- reduce: how two split-K slices add. reduce=cluster (the slices of a tile
 -- in one cluster, each rank adding its share of the rows over distributed
 -- shared memory) at split 2 only, measured in bench/results/
@@ -131,6 +141,8 @@ D.BUCKETS = {
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
+    alts = { (function(v) v.no_fold = true; return v end)(wgmma_128("auto", ONE_WAVE_512)), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
     alts = { wgmma_128(1) } },
 }
@@ -171,7 +183,7 @@ D.BUCKETS_W8 = {
                split = 2 } } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
-  D.BUCKETS[6], D.BUCKETS[7],             -- M > 128: the 4-bit choices
+  D.BUCKETS[6], D.BUCKETS[8],             -- M > 128: the 4-bit choices (not M <= 512's one wave: unmeasured)
 }
 
 -- Two activation parts (G.check_parts): two sums per output, K split
@@ -329,7 +341,8 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local v, bm, bn, bk, split, stages, per_sm
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == archn)
-       and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.sparse or res) then
+       and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.sparse or res)
+       and (not alt.no_fold or not L.fold) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages, per_sm = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
       local kloop = (K // bk) // split
@@ -360,11 +373,27 @@ D.QUANT = "kernel=act-quant;threads=512"
 
 local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
 
+-- Two-part layers (the tokens gathered into the layer's order) at up to
+-- ACT_CACHE_M tokens gather from a copy of the row in shared memory
+-- (act-quant cache=C, C the smallest of ACT_CACHES that holds K): the
+-- order and the row are then fetched at once, one DRAM round trip instead
+-- of two, where a few tokens leave the kernel nothing to hide them behind.
+D.ACT_CACHE_M = 256
+D.ACT_CACHES = { 8192, 16384, 32768 }
+
 -- The activation kernel a scheme's layers use, for GEMMs that take
--- xpack values per byte (2: mma=s4's packed tokens).
-local function quant_key(L, arch, xpack)
+-- xpack values per byte (2: mma=s4's packed tokens), in the bucket of
+-- max_m tokens of a layer of K channels (nil: the kernel of any bucket).
+local function quant_key(L, arch, xpack, K, max_m)
+  local cache = ""
+  if L.act_bits == "8+4" and K and max_m and (max_m == 0 and math.huge or max_m) <= D.ACT_CACHE_M then
+    for _, c in ipairs(D.ACT_CACHES) do
+      if K <= c then cache = ";cache=" .. c; break end
+    end
+  end
   return V.canonicalize(D.QUANT .. ";bits=" .. (L.act_bits or 8) .. (L.rowsum and ";rowsum=1" or "")
-                        .. (xpack == 2 and ";pack=2" or ""), arch)
+                        .. (xpack == 2 and ";pack=2" or "") .. (L.act_scales == 1 and ";scales=1" or "") .. cache,
+                        arch)
 end
 
 -- The same key with another epilogue (the INT32-accumulator twin).
@@ -475,7 +504,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
   -- A sparse GEMM's split-K slices, balanced by work (runtime/residual.h).
   if p.kslice == 1 then b.kslice = { tile_n = p.tile_n, tile_k = p.tile_k, split = p.split } end
   if p.fused ~= 1 then
-    local q = quant_key(L, arch, p.xpack)
+    local q = quant_key(L, arch, p.xpack, K, max_m)
     local qf = select(2, V.parse(q, arch))
     local _, qp, _, qslots = V.plan(qf)
     for _, s in ipairs(qslots) do
@@ -558,7 +587,9 @@ function D.defaults(arch)
         if int4_mma(L, "multistage", V.norm_arch(arch)) then add(quant_key(L, arch, 2)) end
         for _, shape in ipairs(D.SHAPES) do
           for _, b in ipairs(buckets(L)) do
-            add(V.canonicalize(gemm_key(name, group, b, shape[1], shape[2], arch, 132), arch))
+            local key = V.canonicalize(gemm_key(name, group, b, shape[1], shape[2], arch, 132), arch)
+            add(key)
+            add(quant_key(L, arch, key:find("mma=s4", 1, true) and 2 or 1, shape[2], b.max_m))
           end
         end
       end

@@ -7,7 +7,7 @@
 -- qjit_scheme value there.
 local R = {}
 
-R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4", "w4ax" }
+R.NAMES = { "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4", "w4ax", "w4ax-s" }
 
 -- The scheme of a key that names none.
 R.DEFAULT = "w4a8-lqq"

@@ -187,6 +187,15 @@ V.KINDS = {
       -- nibble and channel b + 16 in its high one; pack=1 (the default,
       -- unnamed in the canonical key): one value per byte.
       pack    = { norm = norm_int("pack", 1, 2) },
+      -- scales=1 (bits=8+4): one scale per token for both parts,
+      -- max(max8 / 127, max4 / 7) (w4ax-s); scales=2 (the default, unnamed
+      -- in the canonical key): one per part.
+      scales  = { norm = norm_int("scales", 1, 2) },
+      -- cache=C (bits=8+4): rows of at most C channels (a multiple of 4 x
+      -- threads, up to 32768) are copied into shared memory first and
+      -- gathered from there (for few tokens); 0 (the default, unnamed): the
+      -- gathers read memory.
+      cache   = { norm = norm_int("cache", 0, 32768) },
       arch    = { norm = norm_arch },
     },
   },
@@ -262,6 +271,8 @@ function V.parse(text, default_arch)
   if f.stash == "0" then f.stash = nil end
   if f.mma == "s8" then f.mma = nil end
   if f.pack == "1" then f.pack = nil end
+  if f.scales == "2" then f.scales = nil end
+  if f.cache == "0" then f.cache = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

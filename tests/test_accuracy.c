@@ -46,7 +46,7 @@ START_TEST(defaults)
     ck_assert_int_eq(a.k, 4096);
     ck_assert_int_eq(a.m, 64);
     ck_assert_uint_eq(a.seed, QA_DEFAULT_SEED);
-    ck_assert_int_eq(a.nschemes, 6);
+    ck_assert_int_eq(a.nschemes, 7);
     ck_assert_int_eq(a.schemes[0], QJIT_SCHEME_W4A8_LQQ);
     ck_assert_int_eq(a.schemes[1], QJIT_SCHEME_W4A8_QOQ);
     ck_assert_int_eq(a.schemes[2], QJIT_SCHEME_W4A8_IS);
@@ -100,10 +100,10 @@ START_TEST(each_option)
     ck_assert_int_eq(a.schemes[2], QJIT_SCHEME_W4A8_QOQ);
     ck_assert_int_eq(a.schemes[3], QJIT_SCHEME_W8A8);
     PARSE_OK(&a, "--schemes", "all");
-    ck_assert_int_eq(a.nschemes, 6);
+    ck_assert_int_eq(a.nschemes, 7);
     ck_assert_int_eq(a.schemes[0], QJIT_SCHEME_W4A8_LQQ);
     PARSE_OK(&a, "--schemes", "w8a8,ALL");       /* what was named first stays first */
-    ck_assert_int_eq(a.nschemes, 6);
+    ck_assert_int_eq(a.nschemes, 7);
     ck_assert_int_eq(a.schemes[0], QJIT_SCHEME_W8A8);
     ck_assert_int_eq(a.schemes[1], QJIT_SCHEME_W4A8_LQQ);
 
@@ -565,8 +565,8 @@ START_TEST(plan)
     qa_args_init(&a);
     ck_assert_msg(qa_make_plan(ctx, &a, &p, err, sizeof err) == 0, "%s", err);
     /* The defaults: lqq and qoq at 0, 64, 128; is at 64, 128; w8a8 and w4a4
-     * at 0; w4ax at 0 with each default INT8 share. */
-    ck_assert_int_eq(p.njobs, 13);
+     * at 0; w4ax and w4ax-s at 0 with each default INT8 share. */
+    ck_assert_int_eq(p.njobs, 16);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_LQQ, 0), 0);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_LQQ, 128), 2);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A8_QOQ, 64), 4);
@@ -576,9 +576,11 @@ START_TEST(plan)
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4A4, 0), 9);
     ck_assert_int_eq(find_job(&p, QJIT_SCHEME_W4AX, 0), 10);
     for (int i = 0; i < 3; i++)
-        ck_assert(p.jobs[10 + i].scheme == QJIT_SCHEME_W4AX && p.jobs[10 + i].a8 == a.a8[i]);
-    ck_assert_int_eq(p.nskips, 7);
+        ck_assert(p.jobs[10 + i].scheme == QJIT_SCHEME_W4AX && p.jobs[10 + i].a8 == a.a8[i] &&
+                  p.jobs[13 + i].scheme == QJIT_SCHEME_W4AX_S && p.jobs[13 + i].a8 == a.a8[i]);
+    ck_assert_int_eq(p.nskips, 9);
     ck_assert_int_eq(p.skips[3].scheme, QJIT_SCHEME_W4A4);
+    ck_assert_int_eq(p.skips[7].scheme, QJIT_SCHEME_W4AX_S);
     ck_assert_int_eq(p.skips[0].scheme, QJIT_SCHEME_W4A8_IS);
     ck_assert_int_eq(p.skips[0].group, 0);
     ck_assert_msg(strstr(p.skips[0].reason, "w4a8-is"), "reason: %s", p.skips[0].reason);
@@ -592,7 +594,7 @@ START_TEST(plan)
     ck_assert_int_eq(qa_parse_args(5, argv, &a, err, sizeof err), 0);
     ck_assert_msg(qa_make_plan(NULL, &a, &p, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(p.njobs, 3);                /* lqq, qoq, is at 256 */
-    ck_assert_int_eq(p.nskips, 9);
+    ck_assert_int_eq(p.nskips, 11);
     for (int i = 0; i < p.nskips; i++)
         ck_assert(p.skips[i].reason[0]);
 
@@ -657,8 +659,8 @@ START_TEST(rows_small_layer)
     char *argv[] = {"quant-error", "--n", "512", "--k", "1024", "--m", "16", "--groups", "0,64,128,256"};
     ck_assert_int_eq(qa_parse_args(9, argv, &a, err, sizeof err), 0);
     ck_assert_msg(qa_make_plan(ctx, &a, &p, err, sizeof err) == 0, "%s", err);
-    /* lqq, qoq: 0, 64, 128, 256; is: 64 .. 256; w8a8, w4a4: 0; w4ax: 0 at three INT8 shares */
-    ck_assert_int_eq(p.njobs, 4 + 4 + 3 + 1 + 1 + 3);
+    /* lqq, qoq: 0, 64, 128, 256; is: 64 .. 256; w8a8, w4a4: 0; w4ax, w4ax-s: 0 at three INT8 shares */
+    ck_assert_int_eq(p.njobs, 4 + 4 + 3 + 1 + 1 + 3 + 3);
 
     qa_row floor_row, rows[QA_MAX_JOBS];
     ck_assert_msg(qa_row_floor(&small, 8, &floor_row, err, sizeof err) == 0, "%s", err);
@@ -702,7 +704,7 @@ START_TEST(rows_small_layer)
          * bounds 100% (an uncorrelated output) and 150%. */
         /* w4ax's INT8 blocks hold the outliers: it sits between the two
          * floors, over the INT8 one. */
-        const int a4 = s == QJIT_SCHEME_W4A4, ax = s == QJIT_SCHEME_W4AX;
+        const int a4 = s == QJIT_SCHEME_W4A4, ax = s == QJIT_SCHEME_W4AX || s == QJIT_SCHEME_W4AX_S;
         const qa_row *floor_of_row = a4 ? &floor4 : &floor_row;
         ck_assert_int_eq(r->act_bits, a4 || ax ? 4 : 8);
         double bound = s == QJIT_SCHEME_W8A8 ? 0.15 : a4 ? 1.0 : 0.6;
@@ -816,27 +818,41 @@ START_TEST(rows_with_a_residual)
 }
 END_TEST
 
-/* w4ax: without INT8 blocks it is w4a4 to the bit; with them the INT8 part
- * takes the outlier channels and most of the error goes (the generated
- * tokens' outliers are 20-50x); more INT8 blocks never add error. */
+/* w4ax and w4ax-s: without INT8 blocks each is w4a4 to the bit; with them
+ * the INT8 part takes the outlier channels and most of the error goes (the
+ * generated tokens' outliers are 20-50x); more INT8 blocks never add
+ * error. w4ax-s's one scale costs little against w4ax's two: the INT8 part
+ * keeps the INT4 part's step unless a token's outliers pass 127 of them
+ * (18x its largest INT4 value), and then only that token's INT4 part is
+ * coarser (1.00 .. 1.02x w4ax's error on this layer). */
 START_TEST(rows_w4ax)
 {
     char err[512] = "";
-    qa_row a4, x[3];
+    qa_row a4, x[2][3];
     ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4A4, 0, 0, 0, 0, 0.0, &a4, err, sizeof err) == 0, "%s",
                   err);
     const double shares[] = {0.0, 0.05, 0.5};
-    for (int i = 0; i < 3; i++) {
-        ck_assert_msg(qa_row_compute(NULL, &small, QJIT_SCHEME_W4AX, 0, 0, 0, 0, shares[i], &x[i], err, sizeof err) == 0,
-                      "%s", err);
-        ck_assert(x[i].a8 == shares[i]);
-        ck_assert_int_eq(x[i].a8_channels, (int64_t)ceil(shares[i] * (double)(small.K / 128) - 1e-9) * 128);
+    const qjit_scheme schemes[] = {QJIT_SCHEME_W4AX, QJIT_SCHEME_W4AX_S};
+    for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < 3; i++) {
+            ck_assert_msg(qa_row_compute(NULL, &small, schemes[s], 0, 0, 0, 0, shares[i], &x[s][i], err, sizeof err) ==
+                          0, "%s", err);
+            ck_assert(x[s][i].a8 == shares[i]);
+            ck_assert_int_eq(x[s][i].a8_channels, (int64_t)ceil(shares[i] * (double)(small.K / 128) - 1e-9) * 128);
+        }
+        ck_assert_msg(x[s][0].rel_error == a4.rel_error, "no INT8 blocks: %g, w4a4 %g", x[s][0].rel_error,
+                      a4.rel_error);
+        ck_assert_msg(x[s][1].rel_error < 0.75 * a4.rel_error, "5%% INT8: %g, w4a4 %g", x[s][1].rel_error,
+                      a4.rel_error);
+        ck_assert_msg(x[s][2].rel_error <= x[s][1].rel_error * 1.02, "50%% INT8: %g, 5%%: %g", x[s][2].rel_error,
+                      x[s][1].rel_error);
+        /* A budget it does not take (no residual) is refused with the reason. */
+        qa_row no;
+        ck_assert_int_eq(qa_row_compute(NULL, &small, schemes[s], 0, 0.1, 0, 0, 0.05, &no, err, sizeof err), -1);
     }
-    ck_assert_msg(x[0].rel_error == a4.rel_error, "no INT8 blocks: %g, w4a4 %g", x[0].rel_error, a4.rel_error);
-    ck_assert_msg(x[1].rel_error < 0.75 * a4.rel_error, "5%% INT8: %g, w4a4 %g", x[1].rel_error, a4.rel_error);
-    ck_assert_msg(x[2].rel_error <= x[1].rel_error * 1.02, "50%% INT8: %g, 5%%: %g", x[2].rel_error, x[1].rel_error);
-    /* A budget it does not take (no residual) is refused with the reason. */
-    ck_assert_int_eq(qa_row_compute(NULL, &small, QJIT_SCHEME_W4AX, 0, 0.1, 0, 0, 0.05, &x[0], err, sizeof err), -1);
+    for (int i = 1; i < 3; i++)
+        ck_assert_msg(x[1][i].rel_error >= x[0][i].rel_error * 0.99 && x[1][i].rel_error < x[0][i].rel_error * 1.05,
+                      "share %g: w4ax-s %g, w4ax %g", shares[i], x[1][i].rel_error, x[0][i].rel_error);
 }
 END_TEST
 

@@ -451,9 +451,10 @@ static void w4ax_calibrate(qjit_quantize_options *qo, float *calib, int64_t K, q
 /* INT8 shares the w4ax tests run at. */
 static const double W4AX_SHARES[] = {0.0, 0.1, 0.25, 1.0};
 
-/* f: an N x K w4ax layer keeping `share` of its channels in INT8, chosen on
- * calibration rows from rng `seed`. */
-static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t seed, uint64_t stream, int no_layer)
+/* f: an N x K layer of a two-part scheme (w4ax, or w4ax-s) keeping `share`
+ * of its channels in INT8, chosen on calibration rows from rng `seed`. */
+static void setup_two_part(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, double share, uint64_t seed,
+                           uint64_t stream, int no_layer)
 {
     qjit_quantize_options qo;
     qjit_quantize_options_init(&qo);
@@ -461,34 +462,43 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
     qt_rng r = qt_rng_make(seed);
     float *calib = malloc(sizeof(float) * (size_t)(16 * K));
     w4ax_calibrate(&qo, calib, K, &r);
-    setup_layer(f, QJIT_SCHEME_W4AX, N, K, 0, stream, no_layer, &qo);
+    setup_layer(f, scheme, N, K, 0, stream, no_layer, &qo);
     free(calib);
 }
 
-/* w4ax's activation kernel (act-quant bits=8+4), launched on its own: each token gathered into the layer's channel
- * order, the first k8 positions INT8 and the rest INT4 with a scale each,
- * bit for bit the CPU reference's, at INT8 shares 0, 10 %, 25 % and 100 %
- * (calibration rows with outlier channels choose the INT8 blocks); with
- * pack=2 the INT4 part two values per byte (unpacked here). */
-START_TEST(w4ax_activation_kernel_bit_exact)
+static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t seed, uint64_t stream, int no_layer)
+{
+    setup_two_part(f, QJIT_SCHEME_W4AX, N, K, share, seed, stream, no_layer);
+}
+
+/* A two-part layer's activation kernels (act-quant bits=8+4), launched on
+ * their own: each token gathered into the layer's channel order, the first
+ * k8 positions INT8 and the rest INT4, bit for bit the CPU reference's
+ * (qjit_reference_quantize_activations_for: a scale per part, or w4ax-s's
+ * one) at M = 1, 7, 300 and the INT8 share W4AX_SHARES[si] (calibration
+ * rows with outlier channels choose the INT8 blocks). The tokens' outliers
+ * sit where the calibration had them, 30x, or in odd tokens `odd_gain`
+ * (300x passes 127 INT4 steps: w4ax-s's INT8 part then sets the scale);
+ * one token is all zero. Keys with pack=2 write the INT4 part two values a
+ * byte (unpacked here); cache=C gathers from a copy of the row in shared
+ * memory. */
+static void check_activation_kernels(qjit_scheme scheme, int si, const char *const *keys, int nkeys, double odd_gain,
+                                     uint64_t seed, uint64_t stream)
 {
     const int64_t K = 1536;
     fixture f;
-    setup_w4ax(&f, 64, K, W4AX_SHARES[_i], 0xA4A8u + (uint64_t)_i, 900 + _i, 1);
-    qt_rng r = qt_rng_make(0xA4A9u + (uint64_t)_i);
+    setup_two_part(&f, scheme, 64, K, W4AX_SHARES[si], seed, stream, 1);
+    qt_rng r = qt_rng_make(seed + 1);
     qjit_activation_info ai;
     qjit_activation_info_init(&ai);
     ck_assert_int_eq(qjit_weights_activation(f.ctx, f.blob, f.bytes, &ai), QJIT_OK);
-    ck_assert_int_eq(ai.parts, 2);
-    ck_assert_int_eq(ai.a8_channels, (int64_t)ceil(W4AX_SHARES[_i] * K / 128) * 128);
+    ck_assert_int_eq(ai.a8_channels, (int64_t)ceil(W4AX_SHARES[si] * K / 128) * 128);
+    const size_t parts = (size_t)ai.parts;
     uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
     ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
-    /* pack=2: the INT4 part two values per byte (for mma=s4). */
-    const qjit__kernel *kern, *kern_packed;
-    ck_assert_msg(qjit__kernel_get(f.ctx, "kernel=act-quant;bits=8+4;threads=256", &kern) == QJIT_OK, "%s",
-                  qjit_last_error(f.ctx));
-    ck_assert_msg(qjit__kernel_get(f.ctx, "kernel=act-quant;bits=8+4;pack=2;threads=256", &kern_packed) == QJIT_OK,
-                  "%s", qjit_last_error(f.ctx));
+    const qjit__kernel *kerns[4];
+    for (int i = 0; i < nkeys; i++)
+        ck_assert_msg(qjit__kernel_get(f.ctx, keys[i], &kerns[i]) == QJIT_OK, "%s", qjit_last_error(f.ctx));
     qjit__driver *d = f.d;
     CUdeviceptr dP, dC;
     CU(d->MemAlloc(&dP, sizeof(uint32_t) * (size_t)K));
@@ -497,50 +507,61 @@ START_TEST(w4ax_activation_kernel_bit_exact)
     static const int64_t MS_ACT[] = {1, 7, 300};
     for (size_t t = 0; t < sizeof MS_ACT / sizeof MS_ACT[0]; t++) {
         const int64_t M = MS_ACT[t];
-        const size_t xn = (size_t)(M * K);
+        const size_t xn = (size_t)(M * K), sn = (size_t)M * parts;
         uint16_t *X = malloc(xn * 2);
         int8_t *Xq = malloc(xn), *Xq_gpu = malloc(xn);
-        float *sx = malloc(sizeof(float) * (size_t)(2 * M)), *sx_gpu = malloc(sizeof(float) * (size_t)(2 * M));
-        /* Outlier channels where the calibration had them, and an all-zero
-         * token (both its parts' scales are then 1). */
-        for (size_t i = 0; i < xn; i++)
-            X[i] = qjit__float_to_half((float)(qt_normal(&r) * ((int64_t)i % K % 97 == 5 ? 30.0 : 1.0) *
-                                               ((int64_t)i / K == M / 2 ? 0.0 : 1.0)));
+        float *sx = malloc(sizeof(float) * sn), *sx_gpu = malloc(sizeof(float) * sn);
+        for (size_t i = 0; i < xn; i++) {
+            const int64_t m = (int64_t)i / K;
+            const double gain = (int64_t)i % K % 97 == 5 ? (m % 2 ? odd_gain : 30.0) : 1.0;
+            X[i] = qjit__float_to_half((float)(qt_normal(&r) * gain * (m == M / 2 ? 0.0 : 1.0)));
+        }
         ck_assert_int_eq(qjit_reference_quantize_activations_for(f.ctx, f.blob, f.bytes, M, X, Xq, sx), QJIT_OK);
         CUdeviceptr dX, dXq, dsx;
         CU(d->MemAlloc(&dX, xn * 2));
         CU(d->MemAlloc(&dXq, xn));
-        CU(d->MemAlloc(&dsx, sizeof(float) * (size_t)(2 * M)));
+        CU(d->MemAlloc(&dsx, sizeof(float) * sn));
         CU(d->MemcpyHtoD(dX, X, xn * 2));
         int m32 = (int)M, k32 = (int)K, k8 = (int)ai.a8_channels, ncounters = 0;
         void *args[] = {&dX, &dP, &dXq, &dsx, &m32, &k32, &k8, &dC, &ncounters};
-        for (int packed = 0; packed < 2; packed++) {
+        for (int kv = 0; kv < nkeys; kv++) {
             CU(d->MemsetD8(dXq, 0x5A, xn));
-            CU(d->MemsetD8(dsx, 0x5A, sizeof(float) * (size_t)(2 * M)));
-            CU(d->LaunchKernel((packed ? kern_packed : kern)->function, (unsigned)M, 1, 1, 256, 1, 1, 0, NULL, args,
-                               NULL));
+            CU(d->MemsetD8(dsx, 0x5A, sizeof(float) * sn));
+            CU(d->LaunchKernel(kerns[kv]->function, (unsigned)M, 1, 1, kerns[kv]->facts.threads, 1, 1,
+                               (unsigned)kerns[kv]->facts.smem, NULL, args, NULL));
             CU(d->CtxSynchronize());
             CU(d->MemcpyDtoH(Xq_gpu, dXq, xn));
-            CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * (size_t)(2 * M)));
-            if (packed)
+            CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * sn));
+            if (strstr(keys[kv], "pack=2"))
                 unpack_tokens(Xq_gpu, M, K, k8);
-            ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * (size_t)(2 * M)), "share %g M=%lld pack %d: scales differ",
-                          W4AX_SHARES[_i], (long long)M, packed + 1);
+            ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * sn), "share %g M=%lld %s: scales differ",
+                          W4AX_SHARES[si], (long long)M, keys[kv]);
             for (size_t i = 0; i < xn; i++)
-                ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld pack %d: Xq[%zu] %d, reference %d", W4AX_SHARES[_i],
-                              (long long)M, packed + 1, i, Xq_gpu[i], Xq[i]);
+                ck_assert_msg(Xq[i] == Xq_gpu[i], "share %g M=%lld %s: Xq[%zu] %d, reference %d", W4AX_SHARES[si],
+                              (long long)M, keys[kv], i, Xq_gpu[i], Xq[i]);
         }
         d->MemFree(dX);
         d->MemFree(dXq);
         d->MemFree(dsx);
         free(X); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu);
     }
-    printf("w4ax activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300, one and two 4-bit values a byte\n", W4AX_SHARES[_i],
-           (long long)ai.a8_channels);
+    printf("%s activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300, %d kernels\n",
+           qjit_scheme_name(scheme), W4AX_SHARES[si], (long long)ai.a8_channels, nkeys);
     d->MemFree(dP);
     d->MemFree(dC);
     free(perm);
     teardown(&f);
+}
+
+/* w4ax's: one and two 4-bit values a byte, gathered from memory and from a
+ * copy of the row in shared memory. */
+START_TEST(w4ax_activation_kernel_bit_exact)
+{
+    static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;threads=256",
+                                       "kernel=act-quant;bits=8+4;pack=2;threads=256",
+                                       "kernel=act-quant;bits=8+4;cache=2048;threads=512",
+                                       "kernel=act-quant;bits=8+4;pack=2;cache=4096;threads=512"};
+    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 4, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
 }
 END_TEST
 
@@ -656,6 +677,68 @@ START_TEST(w4ax_every_pipeline_bit_exact)
     check_m(&f, 5, 9600 + 3 * _i);
     check_m(&f, 77, 9601 + 3 * _i);
     check_m(&f, 300, 9602 + 3 * _i);
+    teardown(&f);
+}
+END_TEST
+
+/* w4ax-s's (scales=1): one scale per token, max(max8 / 127, max4 / 7),
+ * with outliers under and past 127 INT4 steps. */
+START_TEST(w4axs_activation_kernel_bit_exact)
+{
+    static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;scales=1;threads=512",
+                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;threads=512"};
+    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 2, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
+}
+END_TEST
+
+/* w4ax-s layers through the dispatch table (w4a4's kernels, one sum per
+ * output), bit-exact: INT8 shares 0, 10 %, 25 %, 100 %, Llama and odd
+ * shapes, M = 1 .. 1000 and 4096 (and a row of 20480 channels). */
+START_TEST(w4axs_layers_bit_exact)
+{
+    static const struct { int64_t N, K; double share; } CASES[] = {
+        {4096, 4096, 0.1}, {11008, 4096, 0.25}, {16 * 21, 128 * 3, 0.0}, {16 * 7, 128 * 10, 1.0},
+        {16 * 3, 128 * 160, 0.1}};
+    fixture f;
+    setup_two_part(&f, QJIT_SCHEME_W4AX_S, CASES[_i].N, CASES[_i].K, CASES[_i].share, 0xA8ABu + (uint64_t)_i,
+                   970 + _i, 0);
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 9700 * _i + m);
+    if (_i == 0)
+        check_m(&f, 4096, 9799);
+    teardown(&f);
+}
+END_TEST
+
+/* w4ax-s on every pipeline, forced (its GEMMs are one-part ones: the
+ * cluster reduction too), a 320 x 1536 layer at INT8 shares 0, 10 %, 25 %,
+ * 100 %. */
+static const char *const W4AXS_PIPES[] = {
+    "tile=32x128x128;warps=1x4;stages=3;split=3",
+    "tile=16x64x128;warps=1x4;stages=4;split=2;reduce=cluster",
+    "tile=16x32x64;warps=1x8;stages=4;pipe=decode",
+    "tile=8x16x64;warps=1x16;stages=2;pipe=decode",
+    "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma;reduce=cluster",
+    "tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma",
+    "tile=128x128x128;warps=1x8;stages=4;split=1;pipe=tma",
+    "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma;reduce=cluster",
+    "tile=64x64x128;warps=1x4;stages=8;split=4;pipe=tma",
+};
+#define NW4AXS_PIPES ((int)(sizeof W4AXS_PIPES / sizeof W4AXS_PIPES[0]))
+
+START_TEST(w4axs_every_pipeline_bit_exact)
+{
+    const int si = _i / NW4AXS_PIPES, pi = _i % NW4AXS_PIPES;
+    if (!wanted_pipe(W4AXS_PIPES[pi]))
+        return;
+    fixture f;
+    setup_two_part(&f, QJIT_SCHEME_W4AX_S, 320, 1536, W4AX_SHARES[si], 0xA8ACu + (uint64_t)_i, 990 + _i, 1);
+    if (!create_forced(&f, W4AXS_PIPES[pi]))
+        return;
+    printf("w4ax-s INT8 share %g: %s\n", W4AX_SHARES[si], W4AXS_PIPES[pi]);
+    check_m(&f, 5, 9900 + 3 * _i);
+    check_m(&f, 77, 9901 + 3 * _i);
+    check_m(&f, 300, 9902 + 3 * _i);
     teardown(&f);
 }
 END_TEST
@@ -1099,7 +1182,7 @@ Suite *qjit_test_suite(void)
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
-    TCase *int4_mma = tcase_create("int4_mma");
+    TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
@@ -1118,7 +1201,10 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(w4ax, w4ax_every_pipeline_bit_exact, 0, 4 * NW4AX_PIPES);
     tcase_add_loop_test(int4_mma, int4_mma_bit_exact, 0, NS4_SHAPES * NS4_PIPES);
     tcase_add_test(int4_mma, int4_mma_llama_layer);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma};
+    tcase_add_loop_test(w4axs, w4axs_activation_kernel_bit_exact, 0, 4);
+    tcase_add_loop_test(w4axs, w4axs_layers_bit_exact, 0, 5);
+    tcase_add_loop_test(w4axs, w4axs_every_pipeline_bit_exact, 0, 4 * NW4AXS_PIPES);
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

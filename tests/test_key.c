@@ -503,6 +503,38 @@ START_TEST(schemes_generate_in_every_pipe)
                       (const char *const[]){"quantize_row<", NULL});
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8+4;rowsum=1", "not bits=8+4");
+    /* w4ax-s's: the same gather, one scale per token for both parts. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1",
+                      (const char *const[]){"qjit_act_quant_a8a4s(", "quantize_row_parts(",
+                                            "fmaxf(a8 / 127.0f, a4 / 7.0f)", "sx[m] = s8", NULL},
+                      (const char *const[]){"sx[2 * m + 1]", NULL});
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=4;scales=1", "is for bits=8+4");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;scales=1;pack=2", "one value per byte");
+    /* cache=C: two-part rows of up to C channels gathered from shared memory. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;cache=8192;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4s_cached(", "#define CACHE 8192",
+                                            "if (K <= CACHE)", "quantize_row_parts_cached(", NULL},
+                      NULL);
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=8;cache=8192", "is for bits=8+4");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=1000;threads=512", "multiple of 4 x threads");
+    expect_bad(ctx, "kernel=act-quant;bits=8+4;cache=65536", QJIT_INVALID_KEY, "cache");
+    {
+        char ka[1024], kb[1024];
+        canon(ctx, "kernel=act-quant;bits=8+4;scales=2", ka);
+        canon(ctx, "kernel=act-quant;bits=8+4", kb);
+        ck_assert_str_eq(ka, kb);
+    }
+    /* w4ax-s's GEMMs are one-part ones (any pipe, cluster reduction), but
+     * its tokens come from the activation kernel, in the layer's order. */
+    expect_refused(ctx, "scheme=w4ax-s;tile=16x64x128;warps=1x4;actq=fused", "runs with actq=kernel");
+    expect_refused(ctx, "scheme=w4ax-s;tile=32x128x128;warps=1x4;mma=s4", "no INT4 operand form");
+    expect_refused(ctx, "scheme=w4ax-s;pipe=tma;tile=128x128x128;warps=1x8;stash=1", "not scheme w4ax-s");
+    src = source_with(ctx, "scheme=w4ax-s;pipe=tma;tile=128x128x128;warps=1x8;split=2;reduce=cluster",
+                      (const char *const[]){"qjit_gemm_tma_w4ax_s(", "offset8_dequant", NULL},
+                      (const char *const[]){"k8", "acc4", NULL});
+    qjit_free(ctx, src);
     expect_bad(ctx, "kernel=act-quant;bits=4+8", QJIT_INVALID_KEY, "bits");
     /* INT4 activations: the same routine with a limit of 7 (a fused w4a4 GEMM too). */
     src = source_with(ctx, "kernel=act-quant;bits=4", (const char *const[]){"#define ACT_LIMIT 7.0f", NULL},
@@ -528,7 +560,7 @@ START_TEST(plans_agree_with_the_host)
     static const struct { qjit_scheme s; int g; } sg[] = {
         {QJIT_SCHEME_W4A8_LQQ, 0}, {QJIT_SCHEME_W4A8_LQQ, 64}, {QJIT_SCHEME_W4A8_QOQ, 0}, {QJIT_SCHEME_W4A8_QOQ, 128},
         {QJIT_SCHEME_W4A8_IS, 64}, {QJIT_SCHEME_W4A8_IS, 256}, {QJIT_SCHEME_W8A8, 0}, {QJIT_SCHEME_W4A4, 0},
-        {QJIT_SCHEME_W4AX, 0},
+        {QJIT_SCHEME_W4AX, 0}, {QJIT_SCHEME_W4AX_S, 0},
     };
     static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {8192, 28672}};
     for (size_t i = 0; i < sizeof sg / sizeof sg[0]; i++)
@@ -567,7 +599,26 @@ START_TEST(plans_agree_with_the_host)
                  * the TMA pipe past 1024 tokens where K takes its tiles, both
                  * kernels told its INT8 channels, the activation kernel its
                  * order. */
-                if (host->two_part) {
+                if (host->shared_scale) {
+                    /* One scale, one sum: w4a4's kernel for the bucket (the
+                     * same key but the scheme), after the two-part
+                     * activation kernel with one scale. */
+                    qjit__layer_plan p4;
+                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0};
+                    pthread_mutex_lock(&ctx->lock);
+                    ck_assert_int_eq(qjit__plan_layer(ctx, &r4, &p4), QJIT_OK);
+                    pthread_mutex_unlock(&ctx->lock);
+                    char want[1024];
+                    const char *k4 = p4.buckets[b].gemm.key, *at = strstr(k4, "scheme=w4a4");
+                    ck_assert_ptr_nonnull(at);
+                    snprintf(want, sizeof want, "%.*sscheme=w4ax-s%s", (int)(at - k4), k4, at + strlen("scheme=w4a4"));
+                    ck_assert_str_eq(plan.buckets[b].gemm.key, want);
+                    ck_assert_ptr_null(strstr(plan.buckets[b].gemm.signature, ",k8"));
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.key, ";scales=1;"));
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));
+                    qjit__plan_release(ctx, &p4);
+                } else if (host->two_part) {
                     const char *key = plan.buckets[b].gemm.key;
                     ck_assert_msg(!strstr(key, "reduce=cluster"), "%s", key);
                     const int64_t mm = plan.buckets[b].max_m;
@@ -580,6 +631,19 @@ START_TEST(plans_agree_with_the_host)
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm.signature, ",k8"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));
+                }
+                if (host->two_part) {
+                    /* Few tokens gather from a copy of the row in shared
+                     * memory, the smallest that holds K. */
+                    const int64_t qm = plan.buckets[b].max_m;
+                    const char *cache = strstr(plan.buckets[b].quant.key, "cache=");
+                    ck_assert_msg(!cache == !(qm > 0 && qm <= 256), "%s", plan.buckets[b].quant.key);
+                    if (cache) {
+                        long c = strtol(cache + 6, NULL, 10);
+                        ck_assert_msg(c >= K && (c == 8192 || c / 2 < K), "K=%lld: %s", (long long)K, cache);
+                    }
+                } else {
+                    ck_assert_ptr_null(strstr(plan.buckets[b].quant.key, "cache="));
                 }
             }
             qjit__plan_release(ctx, &plan);

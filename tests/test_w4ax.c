@@ -1,7 +1,8 @@
-/* test_w4ax.c -- w4ax on the host (runtime/scheme_w4ax.c): the channel order
- * against a brute-force ranking, the packed layer against w4a4's of the
- * permuted weights, the two-part activations and reference GEMM against
- * their definitions, refusals and corrupted buffers. */
+/* test_w4ax.c -- w4ax and w4ax-s on the host (runtime/scheme_w4ax.c): the
+ * channel order against a brute-force ranking, the packed layer against
+ * w4a4's of the permuted weights, the two-part activations (two scales, or
+ * w4ax-s's one) and reference GEMM against their definitions, refusals and
+ * corrupted buffers. */
 #include "harness.h"
 #include "fp16.h"
 #include "packed.h"
@@ -230,6 +231,114 @@ START_TEST(two_parts_match_their_definition)
 }
 END_TEST
 
+/* w4ax-s: the same bytes as w4ax but its scheme; per token one scale,
+ * max(max8 / 127, max4 / 7) over the two parts of the layer's order (1 for
+ * an all-zero token), the INT8 part clamped to +-127 and the INT4 part to
+ * +-7; one INT32 plane, Y = float(acc) (sx sw). Tokens whose outliers
+ * stay under 127 INT4 steps (the INT8 part at the INT4 part's step), pass
+ * them (the INT8 part sets the scale), an all-zero token and one with only
+ * INT4 values. Without INT8 blocks it is w4a4 to the bit. */
+START_TEST(shared_scale_matches_its_definition)
+{
+    static const double shares[] = {0.0, 0.1, 0.5};
+    qt_rng r = qt_rng_make(0x5A4Eu + (uint64_t)_i);
+    const int64_t N = 32, K = 512, M = 9, rows = 8;
+    float *W = normal_weights(&r, N, K), *calib = calibration(&r, rows, K);
+    qjit_context *ctx = qt_bare_context();
+    qjit_quantize_options o = w4ax_options(calib, rows, shares[_i]);
+    size_t bytes, bytes2;
+    uint8_t *b = pack(ctx, QJIT_SCHEME_W4AX_S, W, N, K, &o, &bytes), *b2 = pack(ctx, W4AX, W, N, K, &o, &bytes2);
+    /* The sections are w4ax's, byte for byte. */
+    static const char *const names[] = {"qweight", "scale", "perm"};
+    for (int i = 0; i < 3; i++) {
+        size_t l1, l2, a1 = qt_section_at(b, names[i], &l1), a2 = qt_section_at(b2, names[i], &l2);
+        ck_assert_uint_eq(l1, l2);
+        ck_assert_msg(!memcmp(b + a1, b2 + a2, l1), "%s differs from w4ax's", names[i]);
+    }
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    ck_assert_int_eq(qjit_weights_activation(ctx, b, bytes, &ai), QJIT_OK);
+    ck_assert_int_eq(ai.parts, 1);
+    ck_assert_int_eq(ai.bits, 4);
+    ck_assert_int_eq(ai.permuted, 1);
+    const int64_t a8 = ai.a8_channels;
+    ck_assert_int_eq(a8, (int64_t)ceil(shares[_i] * (double)(K / 128) - 1e-9) * 128);
+    size_t at = qt_section_at(b, "perm", NULL);
+    uint16_t *X = qt_xmalloc(sizeof(uint16_t) * (size_t)(M * K));
+    float *xf = qt_xmalloc(sizeof(float) * (size_t)(M * K));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t j = 0; j < K; j++) {
+            /* Position j of the layer's order; token m's outliers 4x .. 100x. */
+            double gain = j < a8 && j % 5 == 0 ? 4.0 + 12.0 * (double)m : 1.0;
+            double v = m == 3 ? 0.0 : m == 5 && j < a8 ? 0.0 : qt_normal(&r) * gain;
+            X[m * K + qt_le32(b + at + 4 * j)] = qjit__float_to_half((float)v);
+        }
+    for (int64_t i = 0; i < M * K; i++)
+        xf[i] = qjit__half_to_float(X[i]);
+    int8_t *Xq = qt_xmalloc((size_t)(M * K));
+    float sx[9];
+    ck_assert_int_eq(qjit_reference_quantize_activations_for(ctx, b, bytes, M, X, Xq, sx), QJIT_OK);
+    int int8_sets_scale = 0;
+    for (int64_t m = 0; m < M; m++) {
+        float m8 = 0.0f, m4 = 0.0f;
+        for (int64_t j = 0; j < K; j++) {
+            float v = fabsf(xf[m * K + qt_le32(b + at + 4 * j)]);
+            *(j < a8 ? &m8 : &m4) = fmaxf(*(j < a8 ? &m8 : &m4), v);
+        }
+        float s = m8 == 0.0f && m4 == 0.0f ? 1.0f : fmaxf(m8 / 127.0f, m4 / 7.0f);
+        int8_sets_scale += m8 / 127.0f > m4 / 7.0f;
+        ck_assert_msg(sx[m] == s, "token %lld: scale %g, want %g", (long long)m, (double)sx[m], (double)s);
+        for (int64_t j = 0; j < K; j++) {
+            float limit = j < a8 ? 127.0f : 7.0f, q = roundf(xf[m * K + qt_le32(b + at + 4 * j)] / s);
+            q = q > limit ? limit : q < -limit ? -limit : q;
+            ck_assert_int_eq(Xq[m * K + j], (int)q);
+        }
+    }
+    if (a8 > 0)
+        ck_assert_msg(int8_sets_scale > 0 && int8_sets_scale < M - 2, "the INT8 part sets %d tokens' scales",
+                      int8_sets_scale);
+    /* No INT8 blocks: w4a4's activations (the order is the caller's). */
+    if (a8 == 0) {
+        int8_t *Xq4 = qt_xmalloc((size_t)(M * K));
+        float sx4[9];
+        ck_assert_int_eq(qjit_reference_quantize_activations_bits(ctx, 4, M, K, X, Xq4, sx4), QJIT_OK);
+        ck_assert(!memcmp(Xq4, Xq, (size_t)(M * K)) && !memcmp(sx4, sx, sizeof sx));
+        free(Xq4);
+    }
+    /* The GEMM: one plane over the layer's order. */
+    int32_t *acc = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
+    float *Y = qt_xmalloc(sizeof(float) * (size_t)(M * N));
+    ck_assert_int_eq(qjit_reference_gemm(ctx, b, bytes, M, Xq, sx, acc, Y), QJIT_OK);
+    size_t sa = qt_section_at(b, "scale", NULL);
+    qjit__weights_view v;
+    ck_assert_int_eq(qjit__weights_view_init(ctx, b, bytes, 1, &v), QJIT_OK);
+    int8_t *wq = qt_xmalloc((size_t)(N * K));
+    uint8_t *scratch = qt_xmalloc((size_t)(N * K));
+    v.scheme->operand(&v, 0, N, wq, scratch);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            int32_t sum = 0;
+            for (int64_t j = 0; j < K; j++)
+                sum += Xq[m * K + j] * wq[n * K + j];
+            ck_assert_int_eq(acc[m * N + n], sum);
+            float y = (float)sum * (sx[m] * qt_float_of(qt_le32(b + sa + 4 * n)));
+            ck_assert_msg(qt_bits_of(Y[m * N + n]) == qt_bits_of(y), "Y[%lld, %lld] = %g, want %g", (long long)m,
+                          (long long)n, (double)Y[m * N + n], (double)y);
+        }
+    free(wq);
+    free(scratch);
+    free(acc);
+    free(Y);
+    free(Xq);
+    free(X);
+    free(xf);
+    free(b);
+    free(b2);
+    free(W);
+    free(calib);
+}
+END_TEST
+
 /* Options and shapes w4ax cannot take are refused with the reason, and
  * nothing is written. */
 START_TEST(refusals)
@@ -329,6 +438,7 @@ Suite *qjit_test_suite(void)
         {"order", order_is_the_top_channels, 4},
         {"layer", layer_is_w4a4_of_the_permuted_weights, 1},
         {"two_parts", two_parts_match_their_definition, 2},
+        {"shared_scale", shared_scale_matches_its_definition, 3},
         {"refusals", refusals, 1},
         {"corrupted", corrupted_order_refused, 1},
     };

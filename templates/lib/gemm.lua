@@ -231,6 +231,10 @@ function G.check_parts(f, L, pipe)
     fail("INVALID_KEY", "stash=1 (one set of sums, the first activation part's stored in the workspace) is for schemes "
          .. "with two activation parts on pipe=wgmma or tma, not scheme " .. f.scheme .. " on pipe=" .. pipe)
   end
+  if L.act_bits == "8+4" and f.actq == "fused" then
+    fail("INVALID_KEY", "scheme " .. f.scheme .. " (activations in two parts, in the layer's channel order) runs with "
+         .. "actq=kernel, not actq=fused")
+  end
   if L.parts ~= 2 then return end
   local why = (f.reduce == "cluster" and "reduce=cluster") or (f.actq == "fused" and "actq=fused")
   if why then
