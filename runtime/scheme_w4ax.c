@@ -162,7 +162,10 @@ static const char *param_problem(int32_t param, int64_t K)
     return param < 0 || param > K / QJIT__A8_BLOCK ? "w4ax's INT8 blocks must number 0 .. K / 128" : NULL;
 }
 
-/* The stored order must be a permutation of the K channels. */
+/* The stored order must be a permutation of the K channels, each part (the
+ * first k8 positions, the rest) in ascending channel order, as the packer
+ * writes it: the activation kernels find every position from the INT8
+ * channels' set. */
 static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
 {
     size_t bytes = (size_t)v->K;
@@ -181,6 +184,14 @@ static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
             break;
         }
         seen[k] = 1;
+    }
+    const int64_t k8 = qjit__int8_channels(v);
+    for (int64_t j = 1; st == QJIT_OK && j < v->K; j++) {
+        uint32_t a = qjit__load_u32(perm + 4 * (j - 1)), b = qjit__load_u32(perm + 4 * j);
+        if (j != k8 && b < a)
+            st = qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: position %lld holds channel %u after "
+                             "channel %u (each part of the order, the first %lld positions and the rest, lists its "
+                             "channels in ascending order)", v->scheme->name, (long long)j, b, a, (long long)k8);
     }
     qjit__free(ctx, seen, bytes);
     return st;

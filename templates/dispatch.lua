@@ -377,7 +377,11 @@ local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
 -- ACT_CACHE_M tokens gather from a copy of the row in shared memory
 -- (act-quant cache=C, C the smallest of ACT_CACHES that holds K): the
 -- order and the row are then fetched at once, one DRAM round trip instead
--- of two, where a few tokens leave the kernel nothing to hide them behind.
+-- of two, where a few tokens leave the kernel nothing to hide them behind
+-- (H100, bench/results/2026-11-26-session20: 4096x4096 at M = 1 13.3 ->
+-- 10.8 us; past 256 tokens the copy's registers cost more than it saves).
+-- act-quant scatter=1 (each value stored at its position, no gather) is
+-- not picked: it has not run on a GPU yet.
 D.ACT_CACHE_M = 256
 D.ACT_CACHES = { 8192, 16384, 32768 }
 

@@ -196,6 +196,12 @@ V.KINDS = {
       -- gathered from there (for few tokens); 0 (the default, unnamed): the
       -- gathers read memory.
       cache   = { norm = norm_int("cache", 0, 32768) },
+      -- scatter=1 (bits=8+4, one value per byte): the token read in the
+      -- caller's order (16-byte loads) and each value stored at its
+      -- position in the layer's order, found from the INT8 channels' set
+      -- (each part of the order ascending); rows of up to 65536 channels,
+      -- longer ones gathered. 0 (the default, unnamed): gathered.
+      scatter = { norm = norm_int("scatter", 0, 1) },
       arch    = { norm = norm_arch },
     },
   },
@@ -273,6 +279,7 @@ function V.parse(text, default_arch)
   if f.pack == "1" then f.pack = nil end
   if f.scales == "2" then f.scales = nil end
   if f.cache == "0" then f.cache = nil end
+  if f.scatter == "0" then f.scatter = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

@@ -481,7 +481,7 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
  * (300x passes 127 INT4 steps: w4ax-s's INT8 part then sets the scale);
  * one token is all zero. Keys with pack=2 write the INT4 part two values a
  * byte (unpacked here); cache=C gathers from a copy of the row in shared
- * memory. */
+ * memory; scatter=1 stores each value at its position. */
 static void check_activation_kernels(qjit_scheme scheme, int si, const char *const *keys, int nkeys, double odd_gain,
                                      uint64_t seed, uint64_t stream)
 {
@@ -496,7 +496,8 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
     const size_t parts = (size_t)ai.parts;
     uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
     ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
-    const qjit__kernel *kerns[4];
+    const qjit__kernel *kerns[6];
+    ck_assert_int_le(nkeys, 6);
     for (int i = 0; i < nkeys; i++)
         ck_assert_msg(qjit__kernel_get(f.ctx, keys[i], &kerns[i]) == QJIT_OK, "%s", qjit_last_error(f.ctx));
     qjit__driver *d = f.d;
@@ -554,14 +555,15 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
 }
 
 /* w4ax's: one and two 4-bit values a byte, gathered from memory and from a
- * copy of the row in shared memory. */
+ * copy of the row in shared memory, and scattered to their positions. */
 START_TEST(w4ax_activation_kernel_bit_exact)
 {
     static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;threads=256",
                                        "kernel=act-quant;bits=8+4;pack=2;threads=256",
                                        "kernel=act-quant;bits=8+4;cache=2048;threads=512",
-                                       "kernel=act-quant;bits=8+4;pack=2;cache=4096;threads=512"};
-    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 4, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
+                                       "kernel=act-quant;bits=8+4;pack=2;cache=4096;threads=512",
+                                       "kernel=act-quant;bits=8+4;scatter=1;threads=512"};
+    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 5, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
 }
 END_TEST
 
@@ -686,8 +688,9 @@ END_TEST
 START_TEST(w4axs_activation_kernel_bit_exact)
 {
     static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;scales=1;threads=512",
-                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;threads=512"};
-    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 2, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
+                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;threads=512",
+                                       "kernel=act-quant;bits=8+4;scales=1;scatter=1;threads=512"};
+    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 3, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
 }
 END_TEST
 

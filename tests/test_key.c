@@ -518,6 +518,15 @@ START_TEST(schemes_generate_in_every_pipe)
                       NULL);
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8;cache=8192", "is for bits=8+4");
+    /* scatter=1: each value stored at its position in the layer's order. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;scatter=1;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4s_scatter(", "order_marks(", "quantize_row_scatter(",
+                                            "__launch_bounds__(THREADS, 2)", NULL},
+                      (const char *const[]){"quantize_row_parts_cached(", NULL});
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=4;scatter=1", "is for bits=8+4");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;pack=2;scatter=1", "is for bits=8+4 with one value per byte");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;scatter=1;cache=8192;threads=512", "without cache");
     expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=1000;threads=512", "multiple of 4 x threads");
     expect_bad(ctx, "kernel=act-quant;bits=8+4;cache=65536", QJIT_INVALID_KEY, "cache");
     {
@@ -642,6 +651,7 @@ START_TEST(plans_agree_with_the_host)
                         long c = strtol(cache + 6, NULL, 10);
                         ck_assert_msg(c >= K && (c == 8192 || c / 2 < K), "K=%lld: %s", (long long)K, cache);
                     }
+                    ck_assert_msg(!strstr(plan.buckets[b].quant.key, "scatter="), "%s", plan.buckets[b].quant.key);
                 } else {
                     ck_assert_ptr_null(strstr(plan.buckets[b].quant.key, "cache="));
                 }

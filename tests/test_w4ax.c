@@ -412,6 +412,18 @@ START_TEST(corrupted_order_refused)
         ck_assert_int_eq(qjit__weights_view_init(ctx, b, bytes, 1, &v), QJIT_CORRUPT_WEIGHTS);
         ck_assert_msg(strstr(qjit_last_error(ctx), bad[i].words), "%s", qjit_last_error(ctx));
     }
+    /* Still a permutation, but a part out of ascending order: two INT4
+     * positions swapped, then two INT8 ones. */
+    for (int part = 0; part < 2; part++) {
+        memcpy(b, good, bytes);
+        const int64_t j = part ? 5 : 300;
+        uint32_t x = qt_le32(good + at + 4 * j), y = qt_le32(good + at + 4 * (j + 1));
+        qt_put_le(b + at + 4 * j, y, 4);
+        qt_put_le(b + at + 4 * (j + 1), x, 4);
+        qt_reseal(b, bytes);
+        ck_assert_int_eq(qjit__weights_view_init(ctx, b, bytes, 1, &v), QJIT_CORRUPT_WEIGHTS);
+        ck_assert_msg(strstr(qjit_last_error(ctx), "ascending order"), "%s", qjit_last_error(ctx));
+    }
     /* INT8 blocks past K / 128 in the header. */
     memcpy(b, good, bytes);
     qt_put_le(b + 48, (uint64_t)(K / 128 + 1), 4);
