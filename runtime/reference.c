@@ -51,22 +51,26 @@
  * Activations
  *------------------------------------------------------------------------*/
 
-/* Per-token symmetric quantization of one part of a token: n values, x[k0
- * + j] in the caller's order, or x[perm[k0 + j]] (perm: u32 little-endian)
- * in a layer's; scale = max|x| / limit (1 for an all-zero part), q =
- * clamp(round(x / scale), -limit, limit). Returns the scale. */
-static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n, float limit, int8_t *q)
-{
+/* One part of a token: n values, x[k0 + j] in the caller's order, or
+ * x[perm[k0 + j]] (perm: u32 little-endian) in a layer's. */
 #define PART_X(j) qjit__half_to_float(x[perm ? qjit__load_u32(perm + 4 * (k0 + (j))) : (uint32_t)(k0 + (j))])
+
+/* The largest |x| of a part. */
+static float part_amax(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n)
+{
     float amax = 0.0f;
     for (int64_t j = 0; j < n; j++) {
         float v = fabsf(PART_X(j));
         if (v > amax)
             amax = v;
     }
-    /* Division, not multiplication by a reciprocal: the GPU kernel does
-     * the same two IEEE divisions, so both round identically. */
-    float scale = amax == 0.0f ? 1.0f : amax / limit;
+    return amax;
+}
+
+/* A part as clamp(round(x / scale), -limit, limit) into q. */
+static void quantize_span(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n, float scale, float limit,
+                          int8_t *q)
+{
     for (int64_t j = 0; j < n; j++) {
         float v = roundf(PART_X(j) / scale);
         if (v > limit)
@@ -75,20 +79,19 @@ static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, i
             v = -limit;
         q[j] = (int8_t)v;
     }
-#undef PART_X
-    return scale;
 }
+#undef PART_X
 
-/* The largest |x| of n values of a token from position k0 of the layer's order. */
-static float part_amax(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n)
+/* Per-token symmetric quantization of a part: scale = max|x| / limit (1
+ * for an all-zero part), q = clamp(round(x / scale), -limit, limit).
+ * Returns the scale. */
+static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n, float limit, int8_t *q)
 {
-    float amax = 0.0f;
-    for (int64_t j = 0; j < n; j++) {
-        float v = fabsf(qjit__half_to_float(x[qjit__load_u32(perm + 4 * (k0 + j))]));
-        if (v > amax)
-            amax = v;
-    }
-    return amax;
+    /* Division, not multiplication by a reciprocal: the GPU kernel does
+     * the same two IEEE divisions, so both round identically. */
+    float amax = part_amax(x, perm, k0, n), scale = amax == 0.0f ? 1.0f : amax / limit;
+    quantize_span(x, perm, k0, n, scale, limit, q);
+    return scale;
 }
 
 /* One token of a shared-scale two-part layer (w4ax-s): positions j < k8 of
@@ -99,11 +102,8 @@ static float quantize_shared(const uint16_t *x, const uint8_t *perm, int64_t K, 
 {
     float a8 = part_amax(x, perm, 0, k8), a4 = part_amax(x, perm, k8, K - k8);
     float scale = a8 == 0.0f && a4 == 0.0f ? 1.0f : fmaxf(a8 / 127.0f, a4 / 7.0f);
-    for (int64_t j = 0; j < K; j++) {
-        float limit = j < k8 ? 127.0f : 7.0f;
-        float v = roundf(qjit__half_to_float(x[qjit__load_u32(perm + 4 * j)]) / scale);
-        q[j] = (int8_t)(v > limit ? limit : v < -limit ? -limit : v);
-    }
+    quantize_span(x, perm, 0, k8, scale, 127.0f, q);
+    quantize_span(x, perm, k8, K - k8, scale, 7.0f, q + k8);
     return scale;
 }
 

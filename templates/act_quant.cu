@@ -6,7 +6,7 @@
 // caller's channel perm[j]), positions j < k8 quantized to INT8 and the rest
 // to INT4 values, each part per token and symmetric, {{ p.pack == 2 and "the INT8 part one value\n// per byte and the INT4 part two (rows of k8 + (K - k8) / 2 bytes; in each 32\n// positions of the INT4 part, byte b holds position b in its low nibble and\n// b + 16 in its high one: the INT4 MMA's operand order, mma=s4)" or "one value per byte" }}:
 //% if p.scales == 1 then
-//   one scale per token for both parts (w4ax-s):
+//   one scale per token for both parts (scales=1):
 //   sx[m] = max(max_{j<k8} |X[m, perm[j]]| / 127, max_{j>=k8} |..| / 7) (1 for an all-zero token),
 //   Xq[m, j] = clamp(round(X[m, perm[j]] / sx[m]), -limit, limit), limit 127 or 7 by part,
 //% else

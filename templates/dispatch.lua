@@ -52,11 +52,11 @@ local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
 -- M = 257..512 on the 4096-wide layers: 128 tiles of 128x128, one wave at
 -- one CTA per SM with a 6-stage ring however long the K loop, not two CTAs'
 -- room with 4 stages that the second CTA never fills (H100, bench/results/
--- 2026-11-26-session20, ab512-*: 4096x4096 / 4096x11008 w4a8-lqq 39.5 /
--- 86.3 -> 31.7 / 66.3 us, w4a4 37.4 / 81.5 -> 30.3 / 62.4, w4a8-qoq 40.1 /
--- 88.0 -> 31.9 / 67.1). Not for the fold schemes (no_fold): w4a8-is,
--- already at one CTA per SM by its registers, lost 3-4 % (32.6 / 69.1 ->
--- 33.5 / 71.6).
+-- 2026-11-26-session20, ab512-*: 4096x4096 / 4096x11008 at M = 512, the
+-- three 4-bit schemes without a per-group rescale measured 37.4..40.1 /
+-- 81.5..88.0 -> 30.3..31.9 / 62.4..67.1 us). Not for the fold schemes
+-- (no_fold): already at one CTA per SM by their registers, they lost 3-4 %
+-- (32.6 / 69.1 -> 33.5 / 71.6).
 local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128 }
 -- reduce: how two split-K slices add. reduce=cluster (the slices of a tile
 -- in one cluster, each rank adding its share of the rows over distributed
@@ -67,9 +67,9 @@ local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128 }
 -- even on few-token multistage tiles (ab-C2), and loses at split 4..8
 -- wherever the grid fills the SMs (4096x4096 M = 128, split 4: 22.3 -> 27.9;
 -- 8192x28672: 78 -> 121 us): clusters of 4..8 CTAs do not all fit at once.
-local function wgmma_128(split, one_wave)
+local function wgmma_128(split, one_wave, no_fold)
   return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 4,
-           one_wave = one_wave, split = split, per_sm = 2, reduce = "cluster" }
+           one_wave = one_wave, split = split, per_sm = 2, reduce = "cluster", no_fold = no_fold }
 end
 -- The 4096-wide layers (N <= 4096) at M = 17..128: 64-row weight tiles give
 -- 64 tiles across N, split 2..4 along K to fill the SMs, with deep TMA rings
@@ -142,7 +142,7 @@ D.BUCKETS = {
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
-    alts = { (function(v) v.no_fold = true; return v end)(wgmma_128("auto", ONE_WAVE_512)), wgmma_128(1) } },
+    alts = { wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
     alts = { wgmma_128(1) } },
 }

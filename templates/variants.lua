@@ -188,7 +188,7 @@ V.KINDS = {
       -- unnamed in the canonical key): one value per byte.
       pack    = { norm = norm_int("pack", 1, 2) },
       -- scales=1 (bits=8+4): one scale per token for both parts,
-      -- max(max8 / 127, max4 / 7) (w4ax-s); scales=2 (the default, unnamed
+      -- max(max8 / 127, max4 / 7) (shared-scale schemes); scales=2 (the default, unnamed
       -- in the canonical key): one per part.
       scales  = { norm = norm_int("scales", 1, 2) },
       -- cache=C (bits=8+4): rows of at most C channels (a multiple of 4 x
