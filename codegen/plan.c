@@ -148,6 +148,9 @@ static qjit_status read_kernel(qjit__rec *b_rec, const char *field, bucket_read 
     if (!(st = qjit__rec_strdup(&kr, "key", &k->key)) && !(st = qjit__rec_strdup(&kr, "signature", &k->signature)) &&
         !(st = read_list(&kr, "grid", 3, 0, read_dim, k->grid, &ndims)) && ndims != 3)
         st = qjit__rec_fail(&kr, "grid has %d dimensions, not 3", ndims);
+    long long cluster = 1;
+    if (!st && !(st = qjit__rec_int_or(&kr, "cluster", 1, 8, 1, &cluster)))
+        k->cluster = (int)cluster;
     if (!st)
         st = read_list(&kr, "slots", QJIT__PLAN_SLOTS, 0, read_slot, r, &k->nslots);
     k->flags = -1;
@@ -223,15 +226,13 @@ static qjit_status read_bucket(qjit__rec *b_rec, int i, void *ud)
     qjit__layer_plan *lp = ud;
     qjit__bucket_plan *b = &lp->buckets[i];
     bucket_read r = {lp, b, NULL};
-    long long max_m, tile_m, cluster;
+    long long max_m, tile_m;
     qjit_status st;
     if ((st = qjit__rec_int(b_rec, "max_m", 0, INT32_MAX, &max_m)) ||
-        (st = qjit__rec_int(b_rec, "tile_m", 1, 4096, &tile_m)) ||
-        (st = qjit__rec_int(b_rec, "cluster", 1, 8, &cluster)))
+        (st = qjit__rec_int(b_rec, "tile_m", 1, 4096, &tile_m)))
         return st;
     b->max_m = max_m;
     b->tile_m = (int)tile_m;
-    b->cluster = (int)cluster;
     if (qjit__rec_has(b_rec, "kslice")) {
         qjit__rec ks;
         long long tn, tk, split;

@@ -49,6 +49,7 @@ typedef struct qjit__kernel_plan {
     char *key;                   /* canonical variant key (qjit__strdup) */
     char *signature;             /* the slot names joined with ',' (checked against the kernel's facts) */
     qjit__grid_dim grid[3];
+    int cluster;                 /* CTAs per cluster along z (1: none) */
     int nslots;
     qjit__slot slots[QJIT__PLAN_SLOTS];
     int flags;                   /* kernels taking an epoch: the workspace section of their flags,
@@ -80,7 +81,6 @@ typedef struct qjit__map_plan {
 typedef struct qjit__bucket_plan {
     int64_t max_m;               /* 0: any larger M */
     int tile_m;                  /* the GEMM's tokens per CTA (sizes per_mtile sections) */
-    int cluster;                 /* the GEMM's CTAs per cluster (1: none) */
     int has_quant;               /* 0: the GEMM quantizes its own tokens */
     /* A sparse GEMM's split-K slices by work (runtime/residual.h): its
      * tile's rows and k and its split; 0: none. */

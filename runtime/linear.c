@@ -230,8 +230,8 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
 }
 
 /* Resolves a bucket's kernel and checks it is the one its plan binds:
- * same parameters (signature) and, for the GEMM, the same cluster shape. */
-static qjit_status resolve(qjit_linear *lin, const bucket *b, const binding *bd, int gemm,
+ * same parameters (signature) and the same cluster shape. */
+static qjit_status resolve(qjit_linear *lin, const binding *bd,
                            _Atomic(const qjit__kernel *) *slot, const qjit__kernel **out)
 {
     const qjit__kernel *k;
@@ -241,20 +241,19 @@ static qjit_status resolve(qjit_linear *lin, const bucket *b, const binding *bd,
     if (strcmp(k->facts.signature, bd->plan->signature))
         return qjit__error(lin->ctx, QJIT_TEMPLATE, "variant %s takes (%s), but its launch plan binds (%s): the "
                            "templates disagree", k->key, k->facts.signature, bd->plan->signature);
-    int cluster = gemm ? b->plan->cluster : 1;
-    if (k->facts.cluster != cluster)
+    if (k->facts.cluster != bd->plan->cluster)
         return qjit__error(lin->ctx, QJIT_TEMPLATE, "variant %s is launched in clusters of %d CTAs, but its plan "
-                           "says %d", k->key, k->facts.cluster, cluster);
+                           "says %d", k->key, k->facts.cluster, bd->plan->cluster);
     atomic_store_explicit(slot, k, memory_order_release);
     *out = k;
     return QJIT_OK;
 }
 
-static qjit_status get_kernel(qjit_linear *lin, const bucket *b, const binding *bd, int gemm,
+static qjit_status get_kernel(qjit_linear *lin, const binding *bd,
                               _Atomic(const qjit__kernel *) *slot, const qjit__kernel **out)
 {
     *out = atomic_load_explicit(slot, memory_order_acquire);
-    return *out ? QJIT_OK : resolve(lin, b, bd, gemm, slot, out);
+    return *out ? QJIT_OK : resolve(lin, bd, slot, out);
 }
 
 /* Section i of the buffer in plan order: the scheme's, then the residual's. */
@@ -445,8 +444,8 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
         const qjit__kernel *k;
         for (int i = 0; i < lin->plan.nbuckets; i++) {
             bucket *b = &lin->buckets[i];
-            if ((b->plan->has_quant && (st = get_kernel(lin, b, &b->quant, 0, &b->quant_k, &k))) ||
-                (st = get_kernel(lin, b, &b->gemm, 1, &b->gemm_k, &k)))
+            if ((b->plan->has_quant && (st = get_kernel(lin, &b->quant, &b->quant_k, &k))) ||
+                (st = get_kernel(lin, &b->gemm, &b->gemm_k, &k)))
                 goto fail;
         }
     }
@@ -573,7 +572,8 @@ static qjit_status launch(qjit_linear *lin, const bucket *b, const binding *bd, 
     if (k->facts.pdl || k->facts.cluster > 1) {
         /* PDL: may start before the kernel before it finishes; it waits
          * (griddepcontrol.wait) before reading what that one wrote.
-         * Cluster: the split-K slices of a tile run together, one cluster. */
+         * Cluster: the split-K slices of a tile, or the CTAs of a token,
+         * run together. */
         CUlaunchAttribute attr[2];
         unsigned nattr = 0;
         memset(attr, 0, sizeof attr);
@@ -647,8 +647,8 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     const qjit__kernel *quant = NULL, *gemm;
     qjit_status st = QJIT_OK;
     if (b->plan->has_quant)
-        st = get_kernel(lin, b, &b->quant, 0, &b->quant_k, &quant);
-    if (st || (st = get_kernel(lin, b, gb, 1, acc ? &b->gemm_acc_k : &b->gemm_k, &gemm)))
+        st = get_kernel(lin, &b->quant, &b->quant_k, &quant);
+    if (st || (st = get_kernel(lin, gb, acc ? &b->gemm_acc_k : &b->gemm_k, &gemm)))
         return st;
     /* Refuse a launch too large before anything (the workspace) changes. */
     unsigned ggrid[3], qgrid[3] = {1, 1, 1};

@@ -164,8 +164,8 @@ static const char *param_problem(int32_t param, int64_t K)
 
 /* The stored order must be a permutation of the K channels, each part (the
  * first k8 positions, the rest) in ascending channel order, as the packer
- * writes it: the activation kernels find every position from the INT8
- * channels' set. */
+ * writes it (the format's order: the INT8 channels' set alone gives every
+ * position). */
 static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
 {
     size_t bytes = (size_t)v->K;

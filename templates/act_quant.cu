@@ -22,10 +22,10 @@
 // Rows of at most {{ p.cache }} channels are first copied into shared memory (16-byte
 // loads, the order's quads requested at the same time) and gathered from there.
 //% end
-//% if p.scatter == 1 then
-// Rows of up to 65536 channels are read in the caller's order and each value
-// stored at its position in the layer's order (each part lists its channels
-// in ascending order: the INT8 channels' set gives every position).
+//% if p.ctas > 1 then
+// {{ p.ctas }} CTAs per token (blockIdx.z): each finds the parts' maxima over the whole
+// row and quantizes every {{ p.ctas }}th of the thread's rounds of positions (the
+// divisions, most of the work, spread over {{ p.ctas }} SMs for few tokens).
 //% end
 //% else
 // Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
@@ -38,11 +38,17 @@
 //% end
 // IEEE division and roundf make it bit-identical to the CPU reference.
 // One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values.
+//% if p.ctas > 1 then
+// {{ p.ctas }} CTAs per token (blockIdx.z): each finds the row's largest |x| and
+// quantizes every {{ p.ctas }}th of the thread's rounds of 8 values (the divisions,
+// most of the work, spread over {{ p.ctas }} SMs for few tokens).
+//% end
 //% end
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
 {{ render("lib/prelude.cu") }}
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
+#define CTAS {{ p.ctas }}                       /* CTAs per token (blockIdx.z: which) */
 
 //% if p.parts == 2 then
 /* The largest |x| of four values. */
@@ -93,19 +99,21 @@ static __device__ __forceinline__ void part_scales(float a8, float a4, float *re
     /* One scale for both parts: the two IEEE divisions of the reference. */
     s8 = a8 == 0.0f && a4 == 0.0f ? 1.0f : fmaxf(a8 / 127.0f, a4 / 7.0f);
     s4 = s8;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0 && blockIdx.z == 0)
         sx[m] = s8;
 //% else
     s8 = a8 == 0.0f ? 1.0f : a8 / 127.0f;
     s4 = a4 == 0.0f ? 1.0f : a4 / 7.0f;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && blockIdx.z == 0) {
         sx[2 * m] = s8;
         sx[2 * m + 1] = s4;
     }
 //% end
 }
 
-/* The row quantized with the scales into out, perm read from memory. */
+/* The row quantized with the scales into out, perm read from memory: this
+ * CTA's rounds (round r: positions of words r THREADS .. r THREADS +
+ * THREADS - 1; CTA z takes the rounds r % CTAS == z). */
 static __device__ __forceinline__ void store_parts(const u16 *row, const uint4 *__restrict__ perm,
                                                    u32 *__restrict__ out, int K, int k8, float s8, float s4)
 {
@@ -114,7 +122,7 @@ static __device__ __forceinline__ void store_parts(const u16 *row, const uint4 *
      * packs the quads at positions k8 + 32 (u / 4) + 4 (u % 4) and 16 past
      * them, low and high nibbles. */
     const int words = k8 / 4 + (K - k8) / 8;
-    for (int c = threadIdx.x; c < words; c += THREADS) {
+    for (int c = threadIdx.x + blockIdx.z * THREADS; c < words; c += CTAS * THREADS) {
         if (4 * c < k8) {
             out[c] = quant_quad(row, perm[c], s8, 127.0f);
         } else {
@@ -124,7 +132,7 @@ static __device__ __forceinline__ void store_parts(const u16 *row, const uint4 *
         }
     }
 //% else
-    for (int c = threadIdx.x; c < K / 4; c += THREADS) {
+    for (int c = threadIdx.x + blockIdx.z * THREADS; c < K / 4; c += CTAS * THREADS) {
         const bool int8 = 4 * c < k8;
         out[c] = quant_quad(row, perm[c], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
     }
@@ -209,130 +217,17 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
         const int c = threadIdx.x + i * THREADS;
         const bool int8 = 4 * c < k8;
         const float s = int8 ? s8 : s4, limit = int8 ? 127.0f : 7.0f;
-        if (c < quads)
+        if (c < quads && i % CTAS == (int)blockIdx.z)
             out[c] = quant1(half_to_float(v[i][0]), s, limit) | quant1(half_to_float(v[i][1]), s, limit) << 8 |
                      quant1(half_to_float(v[i][2]), s, limit) << 16 | quant1(half_to_float(v[i][3]), s, limit) << 24;
     }
 //% end
 }
 //% end
-//% if p.scatter == 1 then
-
-{{ render("lib/act_row.cu", { bits = 8 }) }}
-#define MASK_WORDS 2048                  /* rows of up to 65536 channels */
-#define SCATTER_CACHED 4                 /* chunks a thread keeps: two CTAs of 512 per SM in 64 registers */
-
-/* The layer's order as a set: bit k of mask is set where channel k is in the
- * INT8 part (perm[0 .. k8)), and wpre[w] counts the INT8 channels below
- * channel 32 w. Each part lists its channels in ascending order (the
- * packer's order, checked when a buffer is read), so channel k sits at
- * position r(k) if it is INT8 and k8 + k - r(k) if not, r(k) the INT8
- * channels below it. scan: THREADS / 32 ints. */
-static __device__ __forceinline__ void order_marks(const u32 *__restrict__ perm, int K, int k8, u32 *mask, int *wpre,
-                                                   int *scan)
-{
-    const int nw = K / 32;
-    for (int w = threadIdx.x; w < nw; w += THREADS)
-        mask[w] = 0u;
-    __syncthreads();
-    for (int j = threadIdx.x; j < k8; j += THREADS) {
-        const u32 k = perm[j];
-        atomicOr(&mask[k >> 5], 1u << (k & 31));
-    }
-    __syncthreads();
-    /* An exclusive scan of the words' counts: each thread a run of words. */
-    const int per = (nw + THREADS - 1) / THREADS, w0 = threadIdx.x * per;
-    int sum = 0;
-    for (int i = 0; i < per; ++i)
-        if (w0 + i < nw)
-            sum += __popc(mask[w0 + i]);
-    int incl = sum;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const int v = __shfl_up_sync(0xFFFFFFFFu, incl, off);
-        if ((threadIdx.x & 31) >= off)
-            incl += v;
-    }
-    if ((threadIdx.x & 31) == 31)
-        scan[threadIdx.x >> 5] = incl;
-    __syncthreads();
-    int run = incl - sum;
-    for (int w = 0; w < (int)(threadIdx.x >> 5); ++w)
-        run += scan[w];
-    for (int i = 0; i < per; ++i)
-        if (w0 + i < nw) {
-            wpre[w0 + i] = run;
-            run += __popc(mask[w0 + i]);
-        }
-    __syncthreads();
-}
-
-/* Token row m read in the caller's order (16-byte loads, as the one-part
- * kernel), each value quantized with its part's scale and stored to its
- * position in the layer's order (order_marks): no gather, and the order
- * read only for its INT8 channels. Rows of up to THREADS x SCATTER_CACHED
- * chunks are read once, longer ones twice (the second time from L2). */
-static __device__ __forceinline__ void quantize_row_scatter(const uint4 *__restrict__ X, const u32 *__restrict__ perm,
-                                                            unsigned char *__restrict__ out, float *__restrict__ sx,
-                                                            int m, int K, int k8, float *red, u32 *mask, int *wpre,
-                                                            int *scan)
-{
-    const int chunks = K / 8;
-    const uint4 *row = X + (size_t)m * chunks;
-    const bool cached = (chunks + THREADS - 1) / THREADS <= SCATTER_CACHED;
-    uint4 keep[SCATTER_CACHED];
-    if (cached)
-        load_chunks<THREADS, SCATTER_CACHED, 1>(row, threadIdx.x, chunks, keep);
-    order_marks(perm, K, k8, mask, wpre, scan);
-    float a8 = 0.0f, a4 = 0.0f;
-    for (int u0 = threadIdx.x; u0 < chunks; u0 += SCATTER_CACHED * THREADS) {
-        if (!cached)
-            load_chunks<THREADS, SCATTER_CACHED, 1>(row, u0, chunks, keep);
-#pragma unroll
-        for (int i = 0; i < SCATTER_CACHED; ++i) {
-            const int c = u0 + i * THREADS;
-            const u32 bits = c < chunks ? (mask[c >> 2] >> ((c & 3) * 8)) & 0xFFu : 0u;
-            const u32 w[4] = {keep[i].x, keep[i].y, keep[i].z, keep[i].w};   /* zero past the row's end */
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-                const float a = fabsf(half_to_float((u16)(w[e >> 1] >> (16 * (e & 1)))));
-                if (bits >> e & 1u)
-                    a8 = fmaxf(a8, a);
-                else
-                    a4 = fmaxf(a4, a);
-            }
-        }
-    }
-    float s8, s4;
-    part_scales(a8, a4, red, sx, m, s8, s4);
-    for (int u0 = threadIdx.x; u0 < chunks; u0 += SCATTER_CACHED * THREADS) {
-        if (!cached)
-            load_chunks<THREADS, SCATTER_CACHED, 1>(row, u0, chunks, keep);
-#pragma unroll
-        for (int i = 0; i < SCATTER_CACHED; ++i) {
-            const int c = u0 + i * THREADS;
-            if (c >= chunks)
-                continue;
-            const u32 word = mask[c >> 2];
-            const int sh = (c & 3) * 8;
-            const u32 bits = (word >> sh) & 0xFFu;
-            const int r0 = wpre[c >> 2] + __popc(word & ((1u << sh) - 1u));
-            const u32 w[4] = {keep[i].x, keep[i].y, keep[i].z, keep[i].w};
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-                const bool int8 = bits >> e & 1u;
-                const int r = r0 + __popc(bits & ((1u << e) - 1u));
-                const float x = half_to_float((u16)(w[e >> 1] >> (16 * (e & 1))));
-                out[int8 ? r : k8 + 8 * c + e - r] = (unsigned char)quant1(x, int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
-            }
-        }
-    }
-}
-//% end
 //% else
 {{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
 //% end
-extern "C" __global__ void __launch_bounds__(THREADS{{ p.scatter == 1 and ", 2" or "" }}) {{ p.name }}(
+extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
     __shared__ float warp_max[THREADS / 32 * {{ (p.rowsum == 1 or p.parts == 2) and 2 or 1 }}];
@@ -344,19 +239,10 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.scatter == 1 and ", 2" 
 //% end
     /* Zero the split-K arrival counters of the GEMM that follows on this
      * stream, so a workspace carries no state from call to call. */
-    for (int i = m * THREADS + threadIdx.x; i < ncounters; i += M * THREADS)
+    for (int i = (m * CTAS + (int)blockIdx.z) * THREADS + threadIdx.x; i < ncounters; i += M * CTAS * THREADS)
         counters[i] = 0u;
 //% if p.parts == 2 then
     u32 *out = (u32 *)Xq + (size_t)m * ({{ p.pack == 2 and "k8 + (K - k8) / 2" or "K" }}) / 4;
-//% if p.scatter == 1 then
-    __shared__ u32 mask[MASK_WORDS];
-    __shared__ int wpre[MASK_WORDS], scan[THREADS / 32];
-    if (K <= 32 * MASK_WORDS) {
-        quantize_row_scatter(X, (const u32 *)perm, (unsigned char *)Xq + (size_t)m * K, sx, m, K, k8, warp_max, mask,
-                             wpre, scan);
-        return;
-    }
-//% end
 //% if p.cache > 0 then
     extern __shared__ uint4 row_cache[];
     if (K <= CACHE) {
@@ -366,6 +252,6 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.scatter == 1 and ", 2" 
 //% end
     quantize_row_parts((const u16 *)X + (size_t)m * K, perm, out, sx, m, K, k8, warp_max);
 //% else
-    quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}{{ p.pack == 2 and ", 4" or "" }}>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
+    quantize_row<THREADS, CACHED, {{ p.rowsum == 1 and "true" or "false" }}, {{ p.pack == 2 and 4 or 1 }}, CTAS>(X, (uint2 *)Xq, sx, {{ p.rowsum == 1 and "rowsum" or "nullptr" }}, m, K, warp_max);
 //% end
 }

@@ -1,4 +1,4 @@
--- act_quant.lua -- launch plan of act_quant.cu (one CTA per token row).
+-- act_quant.lua -- launch plan of act_quant.cu (one CTA per token row, or ctas of them).
 local P = {}
 
 -- The kernel's parameter slots (lib/gemm.lua's slot kinds).
@@ -45,16 +45,15 @@ function P.check(f, arch)
   if cache % (4 * threads) ~= 0 then
     fail("INVALID_KEY", "cache=" .. cache .. " must be a multiple of 4 x threads = " .. 4 * threads)
   end
-  -- scatter=1 (bits=8+4, pack=1): the row read in the caller's order and
-  -- each value stored at its position in the layer's order.
-  local scatter = tonumber(f.scatter or "0")
-  if scatter == 1 and (parts ~= 2 or pack == 2 or cache > 0) then
-    fail("INVALID_KEY", "scatter=1 (values stored at their positions in the layer's order) is for bits=8+4 with one "
-         .. "value per byte, without cache")
+  -- ctas=P: P CTAs per token, each finding the maxima over the whole row
+  -- and quantizing every Pth round of positions (no sums to add up).
+  local ctas = tonumber(f.ctas or "1")
+  if ctas > 1 and rowsum then
+    fail("INVALID_KEY", "ctas=" .. ctas .. " (a token over several CTAs) is for rows without sums, not rowsum=1")
   end
   return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (scales == 1 and "s" or "")
-                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "") .. (scatter == 1 and "_scatter" or "")
-                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache, scatter = scatter,
+                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "") .. (ctas > 1 and "_ctas" .. ctas or "")
+                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache, ctas = ctas,
            parts = parts, pack = pack, scales = parts == 2 and scales or 1,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
            rowsum = rowsum and 1 or 0,

@@ -369,7 +369,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.
-D.QUANT = "kernel=act-quant;threads=512"
+D.QUANT_THREADS = 512
 
 local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
 
@@ -380,24 +380,49 @@ local function refuse(msg) fail("INVALID_ARGUMENT", msg) end
 -- of two, where a few tokens leave the kernel nothing to hide them behind
 -- (H100, bench/results/2026-11-26-session20: 4096x4096 at M = 1 13.3 ->
 -- 10.8 us; past 256 tokens the copy's registers cost more than it saves).
--- act-quant scatter=1 (each value stored at its position, no gather) is
--- not picked: it has not run on a GPU yet.
+-- Storing each value at its position instead (reading the token in its own
+-- order, no gather) measured slower at every M (session21).
 D.ACT_CACHE_M = 256
 D.ACT_CACHES = { 8192, 16384, 32768 }
 
+-- A few tokens of a long row leave the activation kernel's one CTA a
+-- token computing (an IEEE division a value; H100, K = 28672: 8.7 us a
+-- token on one SM against 5.0 at K = 4096, bench/results/2026-11-26-
+-- session21): buckets of up to ACT_CTAS_M tokens spread each token over
+-- P CTAs (act-quant ctas=P), each finding the row's maxima and quantizing a
+-- Pth of its rounds (a round: 8 channels a thread one-part, 32 packed two
+-- a byte, 4 positions two-part), P the least of ACT_CTAS_MAX, the row's
+-- rounds and ACT_CTAS_PER_SM x SMs / max_m, where that is at least
+-- ACT_CTAS_MIN. Measured (H100, every scheme, M = 1 and 16): 4096x11008
+-- -0.9 .. -2.1 us, 8192x28672 -1.1 .. -3.8 us; at 64 tokens +0.3 .. +2.3
+-- us (the redundant maxima of 256 CTAs hold the SMs the GEMM waits for),
+-- and 2 CTAs (K = 4096 two-part, 8192 one-part) within noise.
+D.ACT_CTAS_M = 16
+D.ACT_CTAS_MIN = 3
+D.ACT_CTAS_MAX = 8
+D.ACT_CTAS_PER_SM = 2
+
 -- The activation kernel a scheme's layers use, for GEMMs that take
 -- xpack values per byte (2: mma=s4's packed tokens), in the bucket of
--- max_m tokens of a layer of K channels (nil: the kernel of any bucket).
-local function quant_key(L, arch, xpack, K, max_m)
-  local cache = ""
-  if L.act_bits == "8+4" and K and max_m and (max_m == 0 and math.huge or max_m) <= D.ACT_CACHE_M then
+-- max_m tokens of a layer of K channels on sms SMs (nil: the kernel of any
+-- bucket).
+local function quant_key(L, arch, xpack, K, max_m, sms)
+  local threads, cache, ctas = D.QUANT_THREADS, "", ""
+  local bounded = max_m and max_m > 0
+  if L.act_bits == "8+4" and K and bounded and max_m <= D.ACT_CACHE_M then
     for _, c in ipairs(D.ACT_CACHES) do
       if K <= c then cache = ";cache=" .. c; break end
     end
   end
-  return V.canonicalize(D.QUANT .. ";bits=" .. (L.act_bits or 8) .. (L.rowsum and ";rowsum=1" or "")
-                        .. (xpack == 2 and ";pack=2" or "") .. (L.act_scales == 1 and ";scales=1" or "") .. cache,
-                        arch)
+  if K and bounded and sms and max_m <= D.ACT_CTAS_M and not L.rowsum then
+    local per_round = L.act_bits == "8+4" and 4 or (xpack == 2 and 32 or 8)
+    local rounds = math.ceil(K / per_round / threads)
+    local p = math.min(D.ACT_CTAS_MAX, rounds, D.ACT_CTAS_PER_SM * sms // max_m)
+    if p >= D.ACT_CTAS_MIN then ctas = ";ctas=" .. p end
+  end
+  return V.canonicalize("kernel=act-quant;threads=" .. threads .. ";bits=" .. (L.act_bits or 8)
+                        .. (L.rowsum and ";rowsum=1" or "") .. (xpack == 2 and ";pack=2" or "")
+                        .. (L.act_scales == 1 and ";scales=1" or "") .. cache .. ctas, arch)
 end
 
 -- The same key with another epilogue (the INT32-accumulator twin).
@@ -411,8 +436,8 @@ end
 -- slots it binds (name, kind, what the slot refers to).
 -- A kernel that takes an epoch publishes it in its "flags" workspace
 -- section, which the runtime clears when the stream is being captured.
-local function kernel_plan(key, slots, grid)
-  local out = { key = key, signature = G.signature(slots), grid = grid, slots = {} }
+local function kernel_plan(key, slots, grid, cluster)
+  local out = { key = key, signature = G.signature(slots), grid = grid, cluster = cluster or 1, slots = {} }
   for i, s in ipairs(slots) do
     out.slots[i] = { name = s.name, kind = s.kind, ref = s.ref or "", optional = s.optional and 1 or 0 }
     if s.kind == "epoch" then out.flags = "flags" end
@@ -501,21 +526,21 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
   local _, _, _, acc_slots = V.plan(acc_f)
   local grid = G.grid(p, N)
   local b = {
-    max_m = max_m, tile_m = p.tile_m, cluster = p.cluster,
-    gemm = kernel_plan(canon, slots, grid), gemm_acc = kernel_plan(acc_key, acc_slots, grid),
+    max_m = max_m, tile_m = p.tile_m,
+    gemm = kernel_plan(canon, slots, grid, p.cluster), gemm_acc = kernel_plan(acc_key, acc_slots, grid, p.cluster),
     workspace = G.workspace(p, L, N, K, sms), maps = {},
   }
   -- A sparse GEMM's split-K slices, balanced by work (runtime/residual.h).
   if p.kslice == 1 then b.kslice = { tile_n = p.tile_n, tile_k = p.tile_k, split = p.split } end
   if p.fused ~= 1 then
-    local q = quant_key(L, arch, p.xpack, K, max_m)
+    local q = quant_key(L, arch, p.xpack, K, max_m, sms)
     local qf = select(2, V.parse(q, arch))
     local _, qp, _, qslots = V.plan(qf)
     for _, s in ipairs(qslots) do
       -- The activation kernel zeroes split-K counters only where the GEMM has them.
       if s.kind == "ws" and s.ref == "counters" or s.kind == "count" then s.optional = true end
     end
-    b.quant = kernel_plan(q, qslots, { { per_m = 1 }, { base = 1 }, { base = 1 } })
+    b.quant = kernel_plan(q, qslots, { { per_m = 1 }, { base = 1 }, { base = qp.ctas } })
   end
   for _, s in ipairs(slots) do
     if s.kind == "map" then b.maps[#b.maps + 1] = tensor_map(s, p, sections, K) end
@@ -593,7 +618,7 @@ function D.defaults(arch)
           for _, b in ipairs(buckets(L)) do
             local key = V.canonicalize(gemm_key(name, group, b, shape[1], shape[2], arch, 132), arch)
             add(key)
-            add(quant_key(L, arch, key:find("mma=s4", 1, true) and 2 or 1, shape[2], b.max_m))
+            add(quant_key(L, arch, key:find("mma=s4", 1, true) and 2 or 1, shape[2], b.max_m, 132))
           end
         end
       end

@@ -196,12 +196,11 @@ V.KINDS = {
       -- gathered from there (for few tokens); 0 (the default, unnamed): the
       -- gathers read memory.
       cache   = { norm = norm_int("cache", 0, 32768) },
-      -- scatter=1 (bits=8+4, one value per byte): the token read in the
-      -- caller's order (16-byte loads) and each value stored at its
-      -- position in the layer's order, found from the INT8 channels' set
-      -- (each part of the order ascending); rows of up to 65536 channels,
-      -- longer ones gathered. 0 (the default, unnamed): gathered.
-      scatter = { norm = norm_int("scatter", 0, 1) },
+      -- ctas=P: each token over P CTAs (grid z), each finding the row's
+      -- maxima and quantizing every Pth round of the thread's positions (for
+      -- few tokens: a long row's divisions spread over P SMs); rows without
+      -- sums. 1 (the default, unnamed): one CTA per token.
+      ctas    = { norm = norm_int("ctas", 1, 16) },
       arch    = { norm = norm_arch },
     },
   },
@@ -279,7 +278,7 @@ function V.parse(text, default_arch)
   if f.pack == "1" then f.pack = nil end
   if f.scales == "2" then f.scales = nil end
   if f.cache == "0" then f.cache = nil end
-  if f.scatter == "0" then f.scatter = nil end
+  if f.ctas == "1" then f.ctas = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

@@ -162,14 +162,6 @@ START_TEST(default_set_compiles_for_every_arch)
             qjit_compile_info info;
             compile_ok(ctx, key, &info);
         }
-    /* The two-part activation kernel that stores each value at its
-     * position (not in the default set: not yet run on a GPU). */
-    static const char *const act[] = {"kernel=act-quant;bits=8+4;scatter=1;threads=512",
-                                      "kernel=act-quant;bits=8+4;scales=1;scatter=1;threads=512"};
-    for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) {
-        qjit_compile_info info;
-        compile_ok(ctx, act[i], &info);
-    }
     ck_assert_int_ge(n, 8);
     /* ptxas made none of them slower than written (such a kernel runs, and
      * is exact, at a fraction of its speed: only this log tells). */

@@ -481,7 +481,15 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
  * (300x passes 127 INT4 steps: w4ax-s's INT8 part then sets the scale);
  * one token is all zero. Keys with pack=2 write the INT4 part two values a
  * byte (unpacked here); cache=C gathers from a copy of the row in shared
- * memory; scatter=1 stores each value at its position. */
+ * memory; ctas=P spreads each token over P CTAs, each storing every Pth
+ * round of positions. */
+/* The CTAs per token a key names (ctas=P; 1 if none). */
+static unsigned ctas_of(const char *key)
+{
+    const char *c = strstr(key, "ctas=");
+    return c ? (unsigned)atoi(c + 5) : 1u;
+}
+
 static void check_activation_kernels(qjit_scheme scheme, int si, const char *const *keys, int nkeys, double odd_gain,
                                      uint64_t seed, uint64_t stream)
 {
@@ -496,8 +504,8 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
     const size_t parts = (size_t)ai.parts;
     uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
     ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
-    const qjit__kernel *kerns[6];
-    ck_assert_int_le(nkeys, 6);
+    const qjit__kernel *kerns[8];
+    ck_assert_int_le(nkeys, 8);
     for (int i = 0; i < nkeys; i++)
         ck_assert_msg(qjit__kernel_get(f.ctx, keys[i], &kerns[i]) == QJIT_OK, "%s", qjit_last_error(f.ctx));
     qjit__driver *d = f.d;
@@ -528,8 +536,9 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
         for (int kv = 0; kv < nkeys; kv++) {
             CU(d->MemsetD8(dXq, 0x5A, xn));
             CU(d->MemsetD8(dsx, 0x5A, sizeof(float) * sn));
-            CU(d->LaunchKernel(kerns[kv]->function, (unsigned)M, 1, 1, kerns[kv]->facts.threads, 1, 1,
-                               (unsigned)kerns[kv]->facts.smem, NULL, args, NULL));
+            /* ctas=P: P CTAs a token along z. */
+            CU(d->LaunchKernel(kerns[kv]->function, (unsigned)M, 1, ctas_of(keys[kv]),
+                               kerns[kv]->facts.threads, 1, 1, (unsigned)kerns[kv]->facts.smem, NULL, args, NULL));
             CU(d->CtxSynchronize());
             CU(d->MemcpyDtoH(Xq_gpu, dXq, xn));
             CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * sn));
@@ -554,16 +563,92 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
     teardown(&f);
 }
 
+/* One-part activation kernels, bit for bit the CPU reference of the
+ * scheme (INT8 for w4a8-lqq, INT4 for w4a4, one and two values a byte), one
+ * CTA a token and ctas=P of them (each storing every Pth round of 8 or 32
+ * channels a thread; rounds that do not divide among the CTAs, rows kept in
+ * registers and rows read twice), at M = 1, 7, 300, K = 1536 and 20480,
+ * with outlier channels and an all-zero token. */
+START_TEST(one_part_activation_kernels_bit_exact)
+{
+    static const struct { qjit_scheme scheme; const char *key; } CASES[] = {
+        {QJIT_SCHEME_W4A8_LQQ, "kernel=act-quant;bits=8;threads=512"},
+        {QJIT_SCHEME_W4A8_LQQ, "kernel=act-quant;bits=8;ctas=3;threads=64"},
+        {QJIT_SCHEME_W4A8_LQQ, "kernel=act-quant;bits=8;ctas=7;threads=512"},
+        {QJIT_SCHEME_W4A4, "kernel=act-quant;bits=4;ctas=5;threads=32"},
+        {QJIT_SCHEME_W4A4, "kernel=act-quant;bits=4;pack=2;ctas=2;threads=32"},
+    };
+    static const int64_t KS[] = {1536, 20480};
+    const qjit_scheme scheme = CASES[_i].scheme;
+    for (size_t ki = 0; ki < 2; ki++) {
+        const int64_t K = KS[ki];
+        fixture f;
+        setup_scheme(&f, scheme, 64, K, 0, 970 + _i, 1);
+        const qjit__kernel *k;
+        ck_assert_msg(qjit__kernel_get(f.ctx, CASES[_i].key, &k) == QJIT_OK, "%s", qjit_last_error(f.ctx));
+        const unsigned P = ctas_of(CASES[_i].key);
+        const int packed = strstr(CASES[_i].key, "pack=2") != NULL;
+        qjit__driver *d = f.d;
+        qt_rng r = qt_rng_make(0xAC7u + (uint64_t)_i);
+        static const int64_t MS_ACT[] = {1, 7, 300};
+        for (size_t t = 0; t < 3; t++) {
+            const int64_t M = MS_ACT[t];
+            const size_t xn = (size_t)(M * K);
+            uint16_t *X = malloc(xn * 2);
+            int8_t *Xq = malloc(xn), *Xq_gpu = malloc(xn);
+            float *sx = malloc(sizeof(float) * (size_t)M), *sx_gpu = malloc(sizeof(float) * (size_t)M);
+            for (size_t i = 0; i < xn; i++) {
+                const int64_t m = (int64_t)i / K;
+                const double gain = (int64_t)i % K % 97 == 5 ? 30.0 : 1.0;
+                X[i] = qjit__float_to_half((float)(qt_normal(&r) * gain * (m == M / 2 ? 0.0 : 1.0)));
+            }
+            ck_assert_int_eq(qjit_reference_quantize_activations_for(f.ctx, f.blob, f.bytes, M, X, Xq, sx), QJIT_OK);
+            CUdeviceptr dX, dXq, dsx, dC;
+            CU(d->MemAlloc(&dX, xn * 2));
+            CU(d->MemAlloc(&dXq, xn));
+            CU(d->MemAlloc(&dsx, sizeof(float) * (size_t)M));
+            CU(d->MemAlloc(&dC, 16));
+            CU(d->MemcpyHtoD(dX, X, xn * 2));
+            CU(d->MemsetD8(dXq, 0x5A, xn));
+            CU(d->MemsetD8(dsx, 0x5A, sizeof(float) * (size_t)M));
+            int m32 = (int)M, k32 = (int)K, ncounters = 0;
+            void *args[] = {&dX, &dXq, &dsx, &m32, &k32, &dC, &ncounters};
+            CU(d->LaunchKernel(k->function, (unsigned)M, 1, P, k->facts.threads, 1, 1, (unsigned)k->facts.smem, NULL,
+                               args, NULL));
+            CU(d->CtxSynchronize());
+            CU(d->MemcpyDtoH(Xq_gpu, dXq, packed ? xn / 2 : xn));
+            CU(d->MemcpyDtoH(sx_gpu, dsx, sizeof(float) * (size_t)M));
+            if (packed)
+                unpack_tokens(Xq_gpu, M, K, 0);
+            ck_assert_msg(!memcmp(sx, sx_gpu, sizeof(float) * (size_t)M), "%s K=%lld M=%lld: scales differ",
+                          CASES[_i].key, (long long)K, (long long)M);
+            for (size_t i = 0; i < xn; i++)
+                ck_assert_msg(Xq[i] == Xq_gpu[i], "%s K=%lld M=%lld: Xq[%zu] %d, reference %d", CASES[_i].key,
+                              (long long)K, (long long)M, i, Xq_gpu[i], Xq[i]);
+            d->MemFree(dX);
+            d->MemFree(dXq);
+            d->MemFree(dsx);
+            d->MemFree(dC);
+            free(X); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu);
+        }
+        teardown(&f);
+    }
+    printf("%s: bit-exact at K = 1536, 20480, M = 1, 7, 300\n", CASES[_i].key);
+}
+END_TEST
+
 /* w4ax's: one and two 4-bit values a byte, gathered from memory and from a
- * copy of the row in shared memory, and scattered to their positions. */
+ * copy of the row in shared memory, one CTA a token and several. */
 START_TEST(w4ax_activation_kernel_bit_exact)
 {
     static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;threads=256",
                                        "kernel=act-quant;bits=8+4;pack=2;threads=256",
                                        "kernel=act-quant;bits=8+4;cache=2048;threads=512",
                                        "kernel=act-quant;bits=8+4;pack=2;cache=4096;threads=512",
-                                       "kernel=act-quant;bits=8+4;scatter=1;threads=512"};
-    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 5, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
+                                       "kernel=act-quant;bits=8+4;cache=2048;ctas=3;threads=128",
+                                       "kernel=act-quant;bits=8+4;pack=2;ctas=2;threads=64",
+                                       "kernel=act-quant;bits=8+4;cache=1024;ctas=5;threads=64"};
+    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 7, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
 }
 END_TEST
 
@@ -689,8 +774,9 @@ START_TEST(w4axs_activation_kernel_bit_exact)
 {
     static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;scales=1;threads=512",
                                        "kernel=act-quant;bits=8+4;scales=1;cache=2048;threads=512",
-                                       "kernel=act-quant;bits=8+4;scales=1;scatter=1;threads=512"};
-    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 3, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
+                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;ctas=4;threads=64",
+                                       "kernel=act-quant;bits=8+4;scales=1;ctas=2;threads=128"};
+    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 4, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
 }
 END_TEST
 
@@ -1193,6 +1279,7 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(sparse, sparse_every_pipeline_bit_exact, 0, NSPARSE * NSPIPES);
     tcase_add_loop_test(sparse_llama, sparse_llama_layers_bit_exact, 0, 3);
     tcase_add_test(misc, integer_scale_near_the_bound);
+    tcase_add_loop_test(misc, one_part_activation_kernels_bit_exact, 0, 5);
     tcase_add_test(misc, bad_forward_input_changes_nothing);
     tcase_add_test(misc, concurrent_forward_calls);
     tcase_add_test(misc, forced_variant);

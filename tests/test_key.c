@@ -488,10 +488,10 @@ START_TEST(schemes_generate_in_every_pipe)
         }
     /* The activation kernel of zero-point epilogues also sums each row. */
     char *src = source_with(ctx, "kernel=act-quant;rowsum=1",
-                            (const char *const[]){"quantize_row<THREADS, CACHED, true>(X, (uint2 *)Xq, sx, rowsum", NULL},
+                            (const char *const[]){"quantize_row<THREADS, CACHED, true, 1, CTAS>(X, (uint2 *)Xq, sx, rowsum", NULL},
                             NULL);
     qjit_free(ctx, src);
-    src = source_with(ctx, "kernel=act-quant", (const char *const[]){"quantize_row<THREADS, CACHED, false>", NULL},
+    src = source_with(ctx, "kernel=act-quant", (const char *const[]){"quantize_row<THREADS, CACHED, false, 1, CTAS>", NULL},
                       (const char *const[]){"sx, rowsum, m, K", NULL});
     qjit_free(ctx, src);
     /* A two-part layer's (w4ax): its own routine, gathering through the
@@ -518,15 +518,17 @@ START_TEST(schemes_generate_in_every_pipe)
                       NULL);
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8;cache=8192", "is for bits=8+4");
-    /* scatter=1: each value stored at its position in the layer's order. */
-    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;scatter=1;threads=512",
-                      (const char *const[]){"qjit_act_quant_a8a4s_scatter(", "order_marks(", "quantize_row_scatter(",
-                                            "__launch_bounds__(THREADS, 2)", NULL},
-                      (const char *const[]){"quantize_row_parts_cached(", NULL});
+    /* ctas=P: a token over P CTAs (grid z), each storing every Pth round. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;cache=16384;ctas=6;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4s_cached_ctas6(", "#define CTAS 6",
+                                            "i % CTAS == (int)blockIdx.z", "threadIdx.x == 0 && blockIdx.z == 0", NULL},
+                      NULL);
     qjit_free(ctx, src);
-    expect_refused(ctx, "kernel=act-quant;bits=4;scatter=1", "is for bits=8+4");
-    expect_refused(ctx, "kernel=act-quant;bits=8+4;pack=2;scatter=1", "is for bits=8+4 with one value per byte");
-    expect_refused(ctx, "kernel=act-quant;bits=8+4;scatter=1;cache=8192;threads=512", "without cache");
+    src = source_with(ctx, "kernel=act-quant;bits=8;ctas=7;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8_ctas7(", "#define CTAS 7", "1, CTAS>(X,", NULL}, NULL);
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=8;rowsum=1;ctas=2", "for rows without sums");
+    expect_bad(ctx, "kernel=act-quant;bits=8;ctas=17", QJIT_INVALID_KEY, "ctas");
     expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=1000;threads=512", "multiple of 4 x threads");
     expect_bad(ctx, "kernel=act-quant;bits=8+4;cache=65536", QJIT_INVALID_KEY, "cache");
     {
@@ -571,7 +573,7 @@ START_TEST(plans_agree_with_the_host)
         {QJIT_SCHEME_W4A8_IS, 64}, {QJIT_SCHEME_W4A8_IS, 256}, {QJIT_SCHEME_W8A8, 0}, {QJIT_SCHEME_W4A4, 0},
         {QJIT_SCHEME_W4AX, 0}, {QJIT_SCHEME_W4AX_S, 0},
     };
-    static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {8192, 28672}};
+    static const int64_t shapes[][2] = {{4096, 4096}, {16 * 21, 64 * 12}, {8192, 28672}, {1024, 73728}};
     for (size_t i = 0; i < sizeof sg / sizeof sg[0]; i++)
         for (size_t j = 0; j < sizeof shapes / sizeof shapes[0]; j++) {
             const qjit__scheme *host = qjit__scheme_get(sg[i].s);
@@ -599,6 +601,11 @@ START_TEST(plans_agree_with_the_host)
                                                             : qjit_scheme_activation_bits(sg[i].s) == 4 ? "bits=4;"
                                                                                                         : "bits=8;"),
                               "%s: %s", host->name, plan.buckets[b].quant.key);
+                /* A cluster reduction's GEMM (both planes) is launched in clusters of its split. */
+                const char *split = strstr(plan.buckets[b].gemm.key, ";split=");
+                const int gcl = strstr(plan.buckets[b].gemm.key, "reduce=cluster") ? (int)strtol(split + 7, NULL, 10) : 1;
+                ck_assert_int_eq(plan.buckets[b].gemm.cluster, gcl);
+                ck_assert_int_eq(plan.buckets[b].gemm_acc.cluster, gcl);
                 for (int s = 0; s < plan.buckets[b].gemm.nslots; s++)
                     if (plan.buckets[b].gemm.slots[s].kind == QJIT__SLOT_WEIGHTS)
                         ck_assert_uint_gt(plan.sections[plan.buckets[b].gemm.slots[s].ref].bytes, 0);
@@ -644,16 +651,38 @@ START_TEST(plans_agree_with_the_host)
                 if (host->two_part) {
                     /* Few tokens gather from a copy of the row in shared
                      * memory, the smallest that holds K. */
+                    const char *qkey = plan.buckets[b].quant.key;
                     const int64_t qm = plan.buckets[b].max_m;
-                    const char *cache = strstr(plan.buckets[b].quant.key, "cache=");
-                    ck_assert_msg(!cache == !(qm > 0 && qm <= 256), "%s", plan.buckets[b].quant.key);
+                    const char *cache = strstr(qkey, "cache=");
+                    ck_assert_msg(!cache == (!(qm > 0 && qm <= 256) || K > 32768), "K=%lld: %s", (long long)K, qkey);
                     if (cache) {
                         long c = strtol(cache + 6, NULL, 10);
                         ck_assert_msg(c >= K && (c == 8192 || c / 2 < K), "K=%lld: %s", (long long)K, cache);
                     }
-                    ck_assert_msg(!strstr(plan.buckets[b].quant.key, "scatter="), "%s", plan.buckets[b].quant.key);
                 } else {
                     ck_assert_ptr_null(strstr(plan.buckets[b].quant.key, "cache="));
+                }
+                /* Up to 16 tokens, each over P CTAs (grid z): P the least
+                 * of 8, the row's rounds of 512 threads (4 positions a
+                 * thread two-part, 8 channels one-part, 32 packed) and
+                 * 2 x 132 / max_m, if at least 3; none for rows with sums. */
+                {
+                    const char *qkey = plan.buckets[b].quant.key;
+                    const int64_t qm = plan.buckets[b].max_m;
+                    const int64_t per = host->two_part ? 4 : strstr(qkey, "pack=2") ? 32 : 8;
+                    int64_t want = (K / per + 511) / 512;
+                    if (want > 8)
+                        want = 8;
+                    if (qm > 0 && 264 / qm < want)
+                        want = 264 / qm;
+                    if (qm == 0 || qm > 16 || strstr(qkey, "rowsum=1") || want < 3)
+                        want = 1;
+                    const char *ctas = strstr(qkey, "ctas=");
+                    ck_assert_msg((ctas ? strtol(ctas + 5, NULL, 10) : 1) == want, "K=%lld max_m=%lld: %s",
+                                  (long long)K, (long long)qm, qkey);
+                    ck_assert_int_eq(plan.buckets[b].quant.grid[2].base, want);
+                    ck_assert_int_eq(plan.buckets[b].quant.grid[2].per_m, 0);
+                    ck_assert_int_eq(plan.buckets[b].quant.cluster, 1);
                 }
             }
             qjit__plan_release(ctx, &plan);

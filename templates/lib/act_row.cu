@@ -68,14 +68,14 @@ static __device__ __forceinline__ float chunks_amax(const uint4 (&keep)[C], floa
  * units; out: the row's first): U = 1, each chunk's 8 values one per byte
  * (8 bytes); U = 4, each unit's 32 values two per byte (16 bytes), byte b
  * holding value b in its low nibble and value b + 16 in its high one. */
-template <int T, int C, int U, bool ROWSUM>
+template <int T, int C, int U, bool ROWSUM, int P = 1>
 static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u0, int units, void *out, float scale,
                                                    int &sum)
 {
 #pragma unroll
     for (int u = 0; u < C / U; ++u) {
         const int unit = u0 + u * T;
-        if (unit >= units)
+        if (unit >= units || (P > 1 && unit / T % P != (int)blockIdx.z))
             continue;
         u32 q[8];                    /* U = 1: q[0..1] */
 #pragma unroll
@@ -103,8 +103,11 @@ static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u
  * are read once and kept in registers (unrolled, predicated: no local
  * memory); longer rows are read twice, C chunks per thread in flight. A
  * caller that quantizes another row next puts a CTA barrier between the
- * two (red is reused). */
-template <int T, int C, bool ROWSUM, int U = 1>
+ * two (red is reused). P > 1 (no ROWSUM): the row's P CTAs (blockIdx.z)
+ * each find its largest |x| and store the thread's rounds of units (round
+ * r: units r T .. r T + T - 1) with r % P == blockIdx.z, from a grid's
+ * z = 0 the scale. */
+template <int T, int C, bool ROWSUM, int U = 1, int P = 1>
 static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X, uint2 *__restrict__ Xq,
                                                     float *__restrict__ sx, int *__restrict__ rowsum, int m, int K,
                                                     float *red)
@@ -135,17 +138,17 @@ static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X,
         amax = fmaxf(amax, red[w]);
 
     const float scale = amax == 0.0f ? 1.0f : amax / ACT_LIMIT;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0 && (P == 1 || blockIdx.z == 0))
         sx[m] = scale;
     /* A row is K bytes (U = 1) or K / 2 (U = 4): chunks x 8 / (U == 1 ? 1 : 2). */
     unsigned char *out = (unsigned char *)Xq + (size_t)m * chunks * (U == 1 ? 8 : 4);
     int sum = 0;
     if (cached) {
-        store_units<T, C, U, ROWSUM>(keep, threadIdx.x, units, out, scale, sum);
+        store_units<T, C, U, ROWSUM, P>(keep, threadIdx.x, units, out, scale, sum);
     } else {
         for (int u0 = threadIdx.x; u0 < units; u0 += (C / U) * T) {
             load_chunks<T, C, U>(row, u0, chunks, keep);
-            store_units<T, C, U, ROWSUM>(keep, u0, units, out, scale, sum);
+            store_units<T, C, U, ROWSUM, P>(keep, u0, units, out, scale, sum);
         }
     }
     if (ROWSUM) {

@@ -1,0 +1,69 @@
+/* Times activation-quantization kernels alone (L2 flushed before each launch), median of reps. */
+#include "context.h"
+#include "module.h"
+#include "qjit.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define CK(x) do { CUresult r_ = (x); if (r_) { printf("CUDA error %d at %s:%d\n", (int)r_, __FILE__, __LINE__); exit(1); } } while (0)
+static int cmpf(const void *a, const void *b) { float x = *(const float *)a, y = *(const float *)b; return x < y ? -1 : x > y; }
+int main(int argc, char **argv)
+{
+    qjit_context_options o; qjit_context_options_init(&o);
+    qjit_context *ctx;
+    if (qjit_context_create(&o, &ctx)) { printf("ctx: %s\n", qjit_last_error(ctx)); return 1; }
+    char arch[16];
+    if (qjit_context_arch(ctx, arch, sizeof arch)) { printf("arch: %s\n", qjit_last_error(ctx)); return 1; }
+    qjit__driver *d = &ctx->driver;
+    static const int KS[] = {4096, 11008, 28672};
+    static const int MS[] = {1, 16, 32, 64};
+    CUdeviceptr dX, dP, dXq, dsx, dC, flush;
+    size_t maxk = 28672, maxm = 64;
+    CK(d->MemAlloc(&dX, maxk * maxm * 2)); CK(d->MemAlloc(&dP, maxk * 4)); CK(d->MemAlloc(&dXq, maxk * maxm));
+    CK(d->MemAlloc(&dsx, maxm * 8)); CK(d->MemAlloc(&dC, 16)); CK(d->MemAlloc(&flush, 256u << 20));
+    unsigned short *X = malloc(maxk * maxm * 2);
+    for (size_t i = 0; i < maxk * maxm; i++) X[i] = (unsigned short)(0x3C00 + (rand() & 0x3FF));
+    CK(d->MemcpyHtoD(dX, X, maxk * maxm * 2));
+    CUevent e0, e1; CK(d->EventCreate(&e0, 0)); CK(d->EventCreate(&e1, 0));
+    for (int a = 1; a < argc; a++) {
+        const char *key = argv[a];
+        const qjit__kernel *k;
+        if (qjit__kernel_get(ctx, key, &k)) { printf("%s: %s\n", key, qjit_last_error(ctx)); continue; }
+        for (size_t ki = 0; ki < 3; ki++) {
+            int K = KS[ki];
+            const char *c = strstr(key, "cache=");
+            if (c && atoi(c + 6) < K) continue;
+            if (c && atoi(c + 6) >= 2 * K && atoi(c + 6) > 8192) continue;
+            int k8 = (K / 10 + 127) / 128 * 128;
+            unsigned *perm = malloc(sizeof(unsigned) * K); char *is8 = calloc(K, 1);
+            for (int j = 0; j < k8; ) { int ch = rand() % K; if (!is8[ch]) { is8[ch] = 1; j++; } }
+            int p = 0; for (int ch = 0; ch < K; ch++) if (is8[ch]) perm[p++] = ch;
+            for (int ch = 0; ch < K; ch++) if (!is8[ch]) perm[p++] = ch;
+            CK(d->MemcpyHtoD(dP, perm, sizeof(unsigned) * K));
+            for (size_t mi = 0; mi < 4; mi++) {
+                int M = MS[mi], nc = 0;
+                void *args2[] = {&dX, &dP, &dXq, &dsx, &M, &K, &k8, &dC, &nc};
+                void *args1[] = {&dX, &dXq, &dsx, &M, &K, &dC, &nc};
+                void **args = strstr(key, "8+4") ? args2 : args1;
+                CUlaunchAttribute attr; memset(&attr, 0, sizeof attr);
+                attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+                attr.value.clusterDim.x = attr.value.clusterDim.y = 1; attr.value.clusterDim.z = (unsigned)k->facts.cluster;
+                CUlaunchConfig cfg = {(unsigned)M, 1, (unsigned)k->facts.cluster, (unsigned)k->facts.threads, 1, 1,
+                                      (unsigned)k->facts.smem, NULL, &attr, 1};
+                float t[40];
+                for (int r = 0; r < 43; r++) {
+                    CK(d->MemsetD8(flush, (unsigned char)r, 256u << 20));
+                    CK(d->EventRecord(e0, NULL));
+                    CK(d->LaunchKernelEx(&cfg, k->function, args, NULL));
+                    CK(d->EventRecord(e1, NULL));
+                    CK(d->EventSynchronize(e1));
+                    if (r >= 3) CK(d->EventElapsedTime(&t[r - 3], e0, e1));
+                }
+                qsort(t, 40, sizeof t[0], cmpf);
+                printf("K=%5d M=%3d %7.2f us  %s\n", K, M, t[20] * 1000.0f, key);
+            }
+            free(perm); free(is8);
+        }
+    }
+    return 0;
+}
