@@ -27,6 +27,11 @@
 // row and quantizes every {{ p.ctas }}th of the thread's rounds of positions (the
 // divisions, most of the work, spread over {{ p.ctas }} SMs for few tokens).
 //% end
+//% if p.marks == 1 then
+// Each CTA finds the maxima over the row in the caller's order from the INT8
+// channels' set (marked from perm[0 .. k8)) and reads and gathers only its
+// own rounds of the order.
+//% end
 //% else
 // Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
 // routine, quantize_row, is lib/act_row.cu's, shared with the GEMMs that
@@ -223,6 +228,75 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
     }
 //% end
 }
+//% if p.marks == 1 then
+
+#define HEAD_REGS 8                   /* INT8 channels a thread fetches before the first barrier */
+
+/* quantize_row_parts_cached for one of the token's CTAS CTAs, reading of
+ * the order only perm[0 .. k8) and its own rounds: the INT8 channels are
+ * marked in a set (mask: K / 32 words of shared memory), the parts' maxima
+ * found over the row in the caller's order (16-byte reads of the copy,
+ * each value's part from the set), and only the CTA's rounds gathered. */
+static __device__ __forceinline__ void quantize_row_parts_marked(const uint4 *__restrict__ xrow,
+                                                                 const uint4 *__restrict__ perm,
+                                                                 u32 *__restrict__ out, float *__restrict__ sx, int m,
+                                                                 int K, int k8, float *red, uint4 *row_cache,
+                                                                 u32 *mask)
+{
+    const int quads = K / 4, z = (int)blockIdx.z;
+    const u32 *head = (const u32 *)perm;
+    uint4 pq[PERM_REGS];
+    u32 h[HEAD_REGS];
+#pragma unroll
+    for (int i = 0; i < PERM_REGS; ++i) {
+        const int c = threadIdx.x + i * THREADS;
+        pq[i] = c < quads && i % CTAS == z ? perm[c] : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int r = 0; r < HEAD_REGS; ++r) {
+        const int j = threadIdx.x + r * THREADS;
+        h[r] = j < k8 ? head[j] : 0xFFFFFFFFu;
+    }
+#pragma unroll 4
+    for (int c = threadIdx.x; c < K / 8; c += THREADS)
+        row_cache[c] = xrow[c];
+    for (int w = threadIdx.x; w < K / 32; w += THREADS)
+        mask[w] = 0u;
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < HEAD_REGS; ++r)
+        if (h[r] != 0xFFFFFFFFu)
+            atomicOr(&mask[h[r] >> 5], 1u << (h[r] & 31));
+    for (int j = threadIdx.x + HEAD_REGS * THREADS; j < k8; j += THREADS) {
+        const u32 k = head[j];
+        atomicOr(&mask[k >> 5], 1u << (k & 31));
+    }
+    __syncthreads();
+    float a8 = 0.0f, a4 = 0.0f;
+    for (int c = threadIdx.x; c < K / 8; c += THREADS) {
+        const uint4 v = row_cache[c];
+        const u32 bits = mask[c >> 2] >> ((c & 3) * 8), w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            const float a = fabsf(half_to_float((u16)(w[e >> 1] >> (16 * (e & 1)))));
+            if (bits >> e & 1u)
+                a8 = fmaxf(a8, a);
+            else
+                a4 = fmaxf(a4, a);
+        }
+    }
+    float s8, s4;
+    part_scales(a8, a4, red, sx, m, s8, s4);
+    const u16 *row = (const u16 *)row_cache;
+#pragma unroll
+    for (int i = 0; i < PERM_REGS; ++i) {
+        const int c = threadIdx.x + i * THREADS;
+        const bool int8 = 4 * c < k8;
+        if (c < quads && i % CTAS == z)
+            out[c] = quant_quad(row, pq[i], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
+    }
+}
+//% end
 //% end
 //% else
 {{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
@@ -246,7 +320,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
 //% if p.cache > 0 then
     extern __shared__ uint4 row_cache[];
     if (K <= CACHE) {
+//% if p.marks == 1 then
+        __shared__ u32 mask[CACHE / 32];
+        quantize_row_parts_marked(X + (size_t)m * (K / 8), perm, out, sx, m, K, k8, warp_max, row_cache, mask);
+//% else
         quantize_row_parts_cached(X + (size_t)m * (K / 8), perm, out, sx, m, K, k8, warp_max, row_cache);
+//% end
         return;
     }
 //% end

@@ -51,9 +51,16 @@ function P.check(f, arch)
   if ctas > 1 and rowsum then
     fail("INVALID_KEY", "ctas=" .. ctas .. " (a token over several CTAs) is for rows without sums, not rowsum=1")
   end
+  -- marks=1 (with cache and ctas > 1, one value a byte): each CTA reads of
+  -- the order only the INT8 channels and its own rounds.
+  local marks = tonumber(f.marks or "0")
+  if marks == 1 and (parts ~= 2 or pack == 2 or cache == 0 or ctas < 2) then
+    fail("INVALID_KEY", "marks=1 (the parts' maxima from the INT8 channels' set) is for bits=8+4 with one value per "
+         .. "byte, a cache and ctas > 1")
+  end
   return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (scales == 1 and "s" or "")
-                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "") .. (ctas > 1 and "_ctas" .. ctas or "")
-                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache, ctas = ctas,
+                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "") .. (ctas > 1 and "_ctas" .. ctas or "") .. (marks == 1 and "_marked" or "")
+                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache, ctas = ctas, marks = marks,
            parts = parts, pack = pack, scales = parts == 2 and scales or 1,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
            rowsum = rowsum and 1 or 0,

@@ -482,7 +482,8 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
  * one token is all zero. Keys with pack=2 write the INT4 part two values a
  * byte (unpacked here); cache=C gathers from a copy of the row in shared
  * memory; ctas=P spreads each token over P CTAs, each storing every Pth
- * round of positions. */
+ * round of positions (with marks=1 reading of the order only the INT8
+ * channels and its rounds). */
 /* The CTAs per token a key names (ctas=P; 1 if none). */
 static unsigned ctas_of(const char *key)
 {
@@ -647,8 +648,9 @@ START_TEST(w4ax_activation_kernel_bit_exact)
                                        "kernel=act-quant;bits=8+4;pack=2;cache=4096;threads=512",
                                        "kernel=act-quant;bits=8+4;cache=2048;ctas=3;threads=128",
                                        "kernel=act-quant;bits=8+4;pack=2;ctas=2;threads=64",
-                                       "kernel=act-quant;bits=8+4;cache=1024;ctas=5;threads=64"};
-    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 7, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
+                                       "kernel=act-quant;bits=8+4;cache=1024;ctas=5;threads=64",
+                                       "kernel=act-quant;bits=8+4;cache=2048;ctas=3;marks=1;threads=128"};
+    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 8, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
 }
 END_TEST
 
@@ -775,8 +777,9 @@ START_TEST(w4axs_activation_kernel_bit_exact)
     static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;scales=1;threads=512",
                                        "kernel=act-quant;bits=8+4;scales=1;cache=2048;threads=512",
                                        "kernel=act-quant;bits=8+4;scales=1;cache=2048;ctas=4;threads=64",
-                                       "kernel=act-quant;bits=8+4;scales=1;ctas=2;threads=128"};
-    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 4, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
+                                       "kernel=act-quant;bits=8+4;scales=1;ctas=2;threads=128",
+                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;ctas=4;marks=1;threads=64"};
+    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 5, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
 }
 END_TEST
 

@@ -528,6 +528,16 @@ START_TEST(schemes_generate_in_every_pipe)
                       (const char *const[]){"qjit_act_quant_a8_ctas7(", "#define CTAS 7", "1, CTAS>(X,", NULL}, NULL);
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8;rowsum=1;ctas=2", "for rows without sums");
+    /* marks=1: the maxima from the INT8 channels' set, only its own rounds read. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;cache=16384;ctas=6;marks=1;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4_cached_ctas6_marked(", "quantize_row_parts_marked(",
+                                            "atomicOr(&mask[", "__shared__ u32 mask[CACHE / 32]", NULL},
+                      (const char *const[]){"quantize_row_parts_cached(X", NULL});
+    qjit_free(ctx, src);
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=8192;marks=1", "a cache and ctas > 1");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;ctas=2;marks=1", "a cache and ctas > 1");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;pack=2;cache=8192;ctas=2;marks=1", "one value per byte");
+    expect_refused(ctx, "kernel=act-quant;bits=8;ctas=2;marks=1", "is for bits=8+4");
     expect_bad(ctx, "kernel=act-quant;bits=8;ctas=17", QJIT_INVALID_KEY, "ctas");
     expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=1000;threads=512", "multiple of 4 x threads");
     expect_bad(ctx, "kernel=act-quant;bits=8+4;cache=65536", QJIT_INVALID_KEY, "cache");
