@@ -48,7 +48,10 @@ int main(int argc, char **argv)
                 CUlaunchAttribute attr; memset(&attr, 0, sizeof attr);
                 attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
                 attr.value.clusterDim.x = attr.value.clusterDim.y = 1; attr.value.clusterDim.z = (unsigned)k->facts.cluster;
-                CUlaunchConfig cfg = {(unsigned)M, 1, (unsigned)k->facts.cluster, (unsigned)k->facts.threads, 1, 1,
+                /* grid z: the cluster's CTAs, or the token's CTAs (ctas=P). */
+                const char *ct = strstr(key, "ctas=");
+                const unsigned gz = k->facts.cluster > 1 ? (unsigned)k->facts.cluster : ct ? (unsigned)atoi(ct + 5) : 1u;
+                CUlaunchConfig cfg = {(unsigned)M, 1, gz, (unsigned)k->facts.threads, 1, 1,
                                       (unsigned)k->facts.smem, NULL, &attr, 1};
                 float t[40];
                 for (int r = 0; r < 43; r++) {
@@ -60,6 +63,25 @@ int main(int argc, char **argv)
                     if (r >= 3) CK(d->EventElapsedTime(&t[r - 3], e0, e1));
                 }
                 qsort(t, 40, sizeof t[0], cmpf);
+                {
+                    /* Bit-exact against the reference key's output (REF env), same inputs. */
+                    static unsigned char ref[28672 * 64], got[28672 * 64];
+                    static float rs[128], gs[128];
+                    const char *rk = getenv("REF");
+                    if (rk) {
+                        const qjit__kernel *r0;
+                        if (qjit__kernel_get(ctx, rk, &r0)) { printf("ref: %s\n", qjit_last_error(ctx)); exit(1); }
+                        CUlaunchConfig c0 = cfg; c0.gridDimZ = 1; c0.blockDimX = (unsigned)r0->facts.threads; c0.sharedMemBytes = (unsigned)r0->facts.smem; c0.numAttrs = 0;
+                        CK(d->MemsetD8(dXq, 0x5A, (size_t)M * K)); CK(d->LaunchKernelEx(&c0, r0->function, args, NULL)); CK(d->CtxSynchronize());
+                        CK(d->MemcpyDtoH(ref, dXq, (size_t)M * K)); CK(d->MemcpyDtoH(rs, dsx, (size_t)M * 8));
+                        CUlaunchConfig c1 = cfg; c1.numAttrs = 0;
+                        CK(d->MemsetD8(dXq, 0xA5, (size_t)M * K)); CK(d->MemsetD8(dsx, 0xA5, (size_t)M * 8));
+                        CK(d->LaunchKernelEx(&c1, k->function, args, NULL)); CK(d->CtxSynchronize());
+                        CK(d->MemcpyDtoH(got, dXq, (size_t)M * K)); CK(d->MemcpyDtoH(gs, dsx, (size_t)M * 8));
+                        int same = !memcmp(ref, got, (size_t)M * K) && !memcmp(rs, gs, (size_t)M * (strstr(key, "scales=1") ? 4 : 8));
+                        printf("K=%5d M=%3d %s against %s\n", K, M, same ? "IDENTICAL" : "DIFFERENT", rk);
+                    }
+                }
                 printf("K=%5d M=%3d %7.2f us  %s\n", K, M, t[20] * 1000.0f, key);
             }
             free(perm); free(is8);

@@ -5,7 +5,8 @@
 #   mkdir -p .devdeps/tools .devdeps/ab-marks && cp bench/results/2026-11-26-session21/act_time.c .devdeps/tools/
 #   git archive HEAD templates | tar -x -C .devdeps/ab-marks
 #   (cd .devdeps/ab-marks && patch -p1 < ../../bench/results/2026-11-26-session21/next-dispatch-marks.diff)
-# Prediction: the two-part kernel alone at K = 28672, M = 1 8.86 -> ~6 us (one-part: 5.44);
+# Prediction: the two-part kernel at K = 28672, M = 1 under ~6 us a CTA (session 21's 8.86 and the
+# one-part 5.44 were one CTA's time: that call's timer launched grid z = 1; act_time.c now launches z = P);
 # w4ax-s layers at M = 1/16 within ~1 us of w4a4's on 4096x11008 and 8192x28672.
 set -u
 out=$OUT; T0=$(date +%s)
@@ -21,8 +22,9 @@ wait
 stamp gpu
 grep -E "Checks|rc=|:F:|:E:|activations" $out/gpu-w4axs.txt $out/gpu-w4ax.txt | head -20
 A="kernel=act-quant;arch=sm_90a;bits=8+4;scales=1"
-timeout 60 ./act_time "$A;cache=16384;ctas=6;threads=512" "$A;cache=16384;ctas=6;marks=1;threads=512" \
-  "$A;cache=32768;ctas=8;threads=512" "$A;cache=32768;ctas=8;marks=1;threads=512" > $out/act-time.txt 2>&1; echo "rc=$?" >> $out/act-time.txt
+# REF: each kernel's bytes and scales compared with the one-CTA cached kernel's on the same inputs.
+REF="$A;cache=16384;threads=512" timeout 30 ./act_time "$A;cache=16384;ctas=6;threads=512" "$A;cache=16384;ctas=6;marks=1;threads=512" > $out/act-time.txt 2>&1
+REF="$A;cache=32768;threads=512" timeout 30 ./act_time "$A;cache=32768;ctas=8;threads=512" "$A;cache=32768;ctas=8;marks=1;threads=512" >> $out/act-time.txt 2>&1; echo "rc=$?" >> $out/act-time.txt
 cat $out/act-time.txt
 stamp timed
 B="./build-dev/qjit bench --scheme w4a4,w4ax-s,w4ax --no-peers --reps 10 --m 1,16 --shapes 4096x11008,8192x28672,8192x8192"
