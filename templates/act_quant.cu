@@ -171,6 +171,7 @@ static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict_
 
 #define CACHE {{ p.cache }}                /* channels of a row the shared-memory copy holds */
 #define PERM_REGS (CACHE / 4 / THREADS)   /* quads of the order a thread keeps in registers */
+//% if p.marks ~= 1 then
 
 /* quantize_row_parts for rows of at most CACHE channels (few tokens: one
  * DRAM round trip instead of two): the order's quads requested into
@@ -228,7 +229,7 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
     }
 //% end
 }
-//% if p.marks == 1 then
+//% else
 
 #define HEAD_REGS 8                   /* INT8 channels a thread fetches before the first barrier */
 
