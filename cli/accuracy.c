@@ -555,7 +555,8 @@ static double share_over(const double *Y, const double *act, const qa_layer *L, 
 }
 
 /* A two-part layer (w4ax, w4ax-s) on L's tokens: quantized for the layer
- * (its channel order; two scales per token, or one), the reference GEMM into Y, and the
+ * (w4ax: its channel order, two scales per token; w4ax-s: the caller's
+ * order, one scale), the reference GEMM into Y, and the
  * "activations only" product of those tokens, in double and the caller's
  * order, into *Yact (malloc'ed). */
 static qjit_status two_part_gemm(qjit_context *ctx, const qa_layer *L, const void *packed, size_t bytes,
@@ -656,7 +657,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     qjit_activation_info_init(&ai);
     if (!st)
         st = qjit_weights_activation(ctx, packed, written, &ai);
-    if (!st && ai.permuted) {
+    if (!st && qa_two_part(scheme)) {
         what = "the layer's activations";
         st = two_part_gemm(ctx, L, packed, written, &ai, Y, &Yact_own);
     } else if (!st) {
@@ -686,7 +687,7 @@ int qa_row_compute(qjit_context *ctx, const qa_layer *L, qjit_scheme scheme, int
     out->alpha = info.alpha;
     out->sparsity = sparsity;
     out->density = rinfo.density;
-    out->a8 = ai.permuted ? a8 : 0.0;
+    out->a8 = qa_two_part(scheme) ? a8 : 0.0;
     out->a8_channels = ai.a8_channels;
     rc = 0;
 done:

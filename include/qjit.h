@@ -248,9 +248,10 @@ typedef enum qjit_scheme {
                                     its outlier channels first, in blocks of 128 kept in INT8 (the share
                                     qjit_quantize_options.a8_fraction), the rest INT4; per token one
                                     scale and one INT32 sum per part (COMET's W4Ax) */
-    QJIT_SCHEME_W4AX_S = 7       /* "w4ax-s": w4ax's weights, order and parts, but one scale per token
-                                    shared by both parts (the INT8 part at the INT4 part's step, 127
-                                    levels) and so one INT32 sum: w4a4's GEMM kernels */
+    QJIT_SCHEME_W4AX_S = 7       /* "w4ax-s": w4ax's INT8 channels, but one scale per token shared by
+                                    both parts (the INT8 part at the INT4 part's step, 127 levels) and
+                                    so one INT32 sum, in the caller's channel order: w4a4's weights and
+                                    GEMM kernels */
 } qjit_scheme;
 
 /*! qjit_scheme_name() : @return "w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8",
@@ -370,14 +371,15 @@ QJIT_API qjit_status qjit_weights_residual(qjit_context *ctx, const void *packed
 
 /*! What a packed layer takes as activations (qjit_activation_info_init
  *  first): most schemes INT8 or INT4, one scale per token and one INT32 sum
- *  per output; w4ax and w4ax-s an INT8 part and an INT4 part in the layer's
- *  channel order, w4ax with a scale and a sum each, w4ax-s with one of each. */
+ *  per output; w4ax and w4ax-s an INT8 part and an INT4 part, w4ax in the
+ *  layer's channel order with a scale and a sum each, w4ax-s in the caller's
+ *  order (its INT8 channels: qjit_weights_int8_set) with one of each. */
 typedef struct qjit_activation_info {
     size_t struct_size;           /* sizeof(qjit_activation_info) */
     int bits;                     /* 8, or 4 (w4a4; the second part of w4ax, w4ax-s) */
     int parts;                    /* 1, or 2 (w4ax): scales per token and INT32 sums per output */
-    int64_t a8_channels;          /* w4ax, w4ax-s: the first a8_channels of the layer's order are INT8 */
-    int permuted;                 /* 1: the layer's channel order is not the caller's (w4ax, w4ax-s) */
+    int64_t a8_channels;          /* w4ax, w4ax-s: the INT8 channels (w4ax: the first of its order) */
+    int permuted;                 /* 1: the layer's channel order is not the caller's (w4ax) */
 } qjit_activation_info;
 
 QJIT_API void qjit_activation_info_init(qjit_activation_info *info);
@@ -393,14 +395,21 @@ QJIT_API qjit_status qjit_weights_activation(qjit_context *ctx, const void *pack
  *  @return QJIT_CORRUPT_WEIGHTS with the reason. */
 QJIT_API qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *packed, size_t bytes, uint32_t *perm);
 
+/*! qjit_weights_int8_set() : which input channels a layer's activations
+ *  keep in INT8, into is8 (K bytes, the caller's order): 1 for each of the
+ *  a8_channels of w4ax and w4ax-s, 0 elsewhere (all 0 for one-part layers).
+ *  @return QJIT_CORRUPT_WEIGHTS with the reason. */
+QJIT_API qjit_status qjit_weights_int8_set(qjit_context *ctx, const void *packed, size_t bytes, uint8_t *is8);
+
 /*! qjit_reference_quantize_activations_for() : the activation quantization
  *  a packed layer takes, on the CPU: X (M x K, FP16 bits, the caller's
  *  channel order) to Xq (M x K, one value per byte, the layer's order) and
  *  sx (M x parts floats, a token's together). Per part the symmetric
  *  per-token quantization (sx = max|x| / 127 or / 7, Xq = clamp(round(x /
- *  sx))); w4ax: part 0 (INT8) is the layer's first a8_channels. w4ax-s:
- *  one scale per token, sx = max(max_part0 |x| / 127, max_part1 |x| / 7)
- *  (1 for an all-zero token), part 0 clamped to +-127, part 1 to +-7. */
+ *  sx))); w4ax: part 0 (INT8) is the layer's first a8_channels. w4ax-s (the
+ *  caller's order): one scale per token, sx = max(max_part0 |x| / 127,
+ *  max_part1 |x| / 7) (1 for an all-zero token), part 0 (the channels of
+ *  qjit_weights_int8_set) clamped to +-127, part 1 to +-7. */
 QJIT_API qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
                                                              int64_t M, const uint16_t *X, int8_t *Xq, float *sx);
 
@@ -424,7 +433,7 @@ QJIT_API qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx,
  *  and the FP32 output (if Y != NULL) Y[m,n] = float(acc) * (sx[m] * s[n]),
  *  or for w4a8-qoq per channel float(acc - z[n] * sum_k Xq[m,k]) * (sx[m] *
  *  s[n]); both row-major M x N. w4ax-s: Xq and sx as
- *  qjit_reference_quantize_activations_for makes them (the layer's order,
+ *  qjit_reference_quantize_activations_for makes them (the caller's order,
  *  one scale per token), one plane. For a layer of two activation parts (w4ax,
  *  qjit_weights_activation), Xq and sx as qjit_reference_quantize_activations_for
  *  makes them, acc holds two M x N planes (the INT8 part's sums, then the

@@ -94,16 +94,29 @@ static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, i
     return scale;
 }
 
-/* One token of a shared-scale two-part layer (w4ax-s): positions j < k8 of
- * the layer's order INT8, the rest INT4, with one scale, max(max8 / 127,
+/* Whether channel k is in an INT8 channels' set (bit k % 8 of byte k / 8). */
+static int in_set(const uint8_t *set, int64_t k)
+{
+    return set[k / 8] >> (k % 8) & 1;
+}
+
+/* One token of a shared-scale two-part layer (w4ax-s), in place: the
+ * channels of the set INT8, the rest INT4, with one scale, max(max8 / 127,
  * max4 / 7) (1 for an all-zero token); returns it. The GPU kernel does the
  * same two IEEE divisions. */
-static float quantize_shared(const uint16_t *x, const uint8_t *perm, int64_t K, int64_t k8, int8_t *q)
+static float quantize_shared(const uint16_t *x, const uint8_t *set, int64_t K, int8_t *q)
 {
-    float a8 = part_amax(x, perm, 0, k8), a4 = part_amax(x, perm, k8, K - k8);
+    float a8 = 0.0f, a4 = 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+        float v = fabsf(qjit__half_to_float(x[k]));
+        if (in_set(set, k))
+            a8 = v > a8 ? v : a8;
+        else
+            a4 = v > a4 ? v : a4;
+    }
     float scale = a8 == 0.0f && a4 == 0.0f ? 1.0f : fmaxf(a8 / 127.0f, a4 / 7.0f);
-    quantize_span(x, perm, 0, k8, scale, 127.0f, q);
-    quantize_span(x, perm, k8, K - k8, scale, 7.0f, q + k8);
+    for (int64_t k = 0; k < K; k++)
+        quantize_span(x, NULL, k, 1, scale, in_set(set, k) ? 127.0f : 7.0f, q + k);
     return scale;
 }
 
@@ -177,7 +190,7 @@ qjit_status qjit_weights_activation(qjit_context *ctx, const void *packed, size_
     if (v.scheme->two_part) {
         out.parts = v.scheme->shared_scale ? 1 : 2;
         out.a8_channels = qjit__int8_channels(&v);
-        out.permuted = 1;
+        out.permuted = qjit__view_order(&v) != NULL;
     }
     memcpy(info, &out, info->struct_size);
     return QJIT_OK;
@@ -197,6 +210,24 @@ qjit_status qjit_weights_channel_order(qjit_context *ctx, const void *packed, si
     return QJIT_OK;
 }
 
+qjit_status qjit_weights_int8_set(qjit_context *ctx, const void *packed, size_t bytes, uint8_t *is8)
+{
+    if (!is8)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "is8 is NULL");
+    qjit__weights_view v;
+    qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
+    if (st != QJIT_OK)
+        return st;
+    const uint8_t *perm = qjit__view_order(&v), *set = qjit__view_a8set(&v);
+    const int64_t k8 = qjit__int8_channels(&v);
+    memset(is8, 0, (size_t)v.K);
+    for (int64_t j = 0; perm && j < k8; j++)
+        is8[qjit__load_u32(perm + 4 * j)] = 1;
+    for (int64_t k = 0; set && k < v.K; k++)
+        is8[k] = (uint8_t)in_set(set, k);
+    return QJIT_OK;
+}
+
 qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
                                                     int64_t M, const uint16_t *X, int8_t *Xq, float *sx)
 {
@@ -210,9 +241,9 @@ qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const voi
     int64_t K = v.K, a8 = qjit__int8_channels(&v);
     if ((st = check_tokens(ctx, M, K, X, Xq, sx)) != QJIT_OK)
         return st;
-    const uint8_t *perm = qjit__view_order(&v);
+    const uint8_t *perm = qjit__view_order(&v), *set = qjit__view_a8set(&v);
     for (int64_t m = 0; v.scheme->shared_scale && m < M; m++)
-        sx[m] = quantize_shared(X + m * K, perm, K, a8, Xq + m * K);
+        sx[m] = quantize_shared(X + m * K, set, K, Xq + m * K);
     for (int64_t m = 0; !v.scheme->shared_scale && m < M; m++) {
         sx[2 * m] = quantize_part(X + m * K, perm, 0, a8, 127.0f, Xq + m * K);
         sx[2 * m + 1] = quantize_part(X + m * K, perm, a8, K - a8, 7.0f, Xq + m * K + a8);

@@ -36,7 +36,10 @@ typedef struct qjit__scheme {
                                     QJIT__A8_BLOCK channels (in its order, section order_section)
                                     INT8 and the rest INT4, each with its own scale per token and
                                     INT32 accumulator (w4ax) */
-    int order_section;           /* with two_part: the section of the layer's channel order */
+    int order_section;           /* with two_part: the section of the layer's channel order, or -1
+                                    (the caller's order, set_section saying which channels are INT8) */
+    int set_section;             /* with two_part and no order: the section of the INT8 channels' set
+                                    (K / 8 bytes, bit k % 8 of byte k / 8 for channel k) */
     int shared_scale;            /* with two_part: one scale per token for both parts (the INT8
                                     part at the INT4 part's step) and one INT32 sum (w4ax-s) */
     int reads_v1;                /* 1: buffers of format version 1 (qjit 0.1) may hold this scheme */

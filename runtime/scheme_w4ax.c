@@ -6,12 +6,16 @@
  * INT8, each part in the caller's order within itself. The rest are INT4.
  * w4ax: per token two scales (each part's max|x| / 127 and / 7) and two
  * INT32 sums; the epilogue Y = fmaf(float(acc8), sx8 sw, float(acc4) (sx4
- * sw)). w4ax-s: one scale per token, max(max8 / 127, max4 / 7), for both
- * parts (the INT8 part at the INT4 part's step, 127 levels) and one sum.
+ * sw)). w4ax-s: the same INT8 channels, one scale per token, max(max8 /
+ * 127, max4 / 7), for both parts (the INT8 part at the INT4 part's step,
+ * 127 levels) and one sum, which does not depend on the channels' order:
+ * its weights and activations keep the caller's order.
  *
- * Sections: qweight (4-bit blocks holding Wq + 8, columns in the layer's
- * order), scale (sw per channel, float), perm (the layer's own: K u32, the
- * caller's channel at each position). Layer parameter: the INT8 blocks. */
+ * Sections: qweight (4-bit blocks holding Wq + 8; w4ax: columns in the
+ * layer's order), scale (sw per channel, float), and the layer's own: w4ax
+ * perm (K u32, the caller's channel at each position), w4ax-s a8set (K / 8
+ * bytes, bit k % 8 of byte k / 8 set for an INT8 channel k). Layer
+ * parameter: the INT8 blocks. */
 #define _POSIX_C_SOURCE 200809L
 #include "scheme.h"
 #include "bytes.h"
@@ -24,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { QWEIGHT, SCALE, PERM };
+enum { QWEIGHT, SCALE, PERM, A8SET = PERM };
 
 static const char *group_problem(int group)
 {
@@ -45,6 +49,11 @@ static size_t slab_bytes(int i, int64_t K, int group)
 static size_t layer_bytes(int i, int64_t K)
 {
     return i == PERM ? (size_t)K * sizeof(uint32_t) : 0;
+}
+
+static size_t layer_bytes_set(int i, int64_t K)
+{
+    return i == A8SET ? (size_t)K / 8 : 0;
 }
 
 static size_t scratch_bytes(int64_t K, int group)
@@ -89,11 +98,11 @@ size_t qjit__w4ax_order_scratch(int64_t K)
     return (size_t)K * (sizeof(channel_rank) + 1);
 }
 
-/* The INT8 blocks of a_fraction, the calibration magnitudes, and the order. */
-static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int group, const qjit_quantize_options *o,
-                                 int32_t *param, uint8_t *const layer[])
+/* The INT8 blocks of a_fraction, the calibration magnitudes, and the order
+ * (K entries) into perm. */
+static qjit_status choose_order(qjit_context *ctx, const qjit__slabs *w, const qjit_quantize_options *o,
+                                int32_t *param, uint32_t *perm)
 {
-    (void)group;
     int64_t K = w->K, blocks = K / QJIT__A8_BLOCK;
     const char *name = o->layer_name ? o->layer_name : "the layer";
     double f = o->a8_fraction;
@@ -129,20 +138,48 @@ static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int gr
                 amax[k] = fabsf(x);
         }
     if (st == QJIT_OK) {
-        uint32_t *perm = qjit__alloc(ctx, (size_t)K * sizeof(uint32_t));
-        if (!perm) {
-            st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory ordering %lld channels", (long long)K);
-        } else {
-            qjit__w4ax_order(amax, K, a8 * QJIT__A8_BLOCK, perm, work);
-            for (int64_t j = 0; j < K; j++)
-                qjit__store_u32(layer[PERM] + 4 * j, perm[j]);
-            qjit__free(ctx, perm, (size_t)K * sizeof(uint32_t));
-            *param = (int32_t)a8;
-        }
+        qjit__w4ax_order(amax, K, a8 * QJIT__A8_BLOCK, perm, work);
+        *param = (int32_t)a8;
     }
     qjit__free(ctx, amax, amax_bytes);
     qjit__free(ctx, work, scratch);
     return st;
+}
+
+/* choose_order into a buffer of its own, then written out: w4ax the order
+ * (perm), w4ax-s the set of its first k8 channels (a8set). */
+static qjit_status prepare_with(qjit_context *ctx, const qjit__slabs *w, const qjit_quantize_options *o,
+                                int32_t *param, uint8_t *const layer[], int set)
+{
+    const int64_t K = w->K;
+    uint32_t *perm = qjit__alloc(ctx, (size_t)K * sizeof(uint32_t));
+    if (!perm)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory ordering %lld channels", (long long)K);
+    qjit_status st = choose_order(ctx, w, o, param, perm);
+    if (st == QJIT_OK && !set) {
+        for (int64_t j = 0; j < K; j++)
+            qjit__store_u32(layer[PERM] + 4 * j, perm[j]);
+    } else if (st == QJIT_OK) {
+        memset(layer[A8SET], 0, (size_t)K / 8);
+        for (int64_t j = 0; j < (int64_t)*param * QJIT__A8_BLOCK; j++)
+            layer[A8SET][perm[j] / 8] |= (uint8_t)(1u << (perm[j] % 8));
+    }
+    qjit__free(ctx, perm, (size_t)K * sizeof(uint32_t));
+    return st;
+}
+
+static qjit_status prepare_layer(qjit_context *ctx, const qjit__slabs *w, int group, const qjit_quantize_options *o,
+                                 int32_t *param, uint8_t *const layer[])
+{
+    (void)group;
+    return prepare_with(ctx, w, o, param, layer, 0);
+}
+
+static qjit_status prepare_layer_set(qjit_context *ctx, const qjit__slabs *w, int group,
+                                     const qjit_quantize_options *o, int32_t *param, uint8_t *const layer[])
+{
+    (void)group;
+    return prepare_with(ctx, w, o, param, layer, 1);
 }
 
 static void quantize_slab(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
@@ -155,6 +192,16 @@ static void quantize_slab(const float *w, int64_t K, int group, int32_t param, c
         for (int64_t j = 0; j < K; j++)
             wp[r * K + j] = w[r * K + qjit__load_u32(layer[PERM] + 4 * j)];
     qjit__quantize_int4_slab(wp, K, wp + QJIT__PACK_N * K, dst[QWEIGHT], dst[SCALE]);
+}
+
+/* w4ax-s: the columns in the caller's order, as w4a4 quantizes them. */
+static void quantize_slab_set(const float *w, int64_t K, int group, int32_t param, const uint8_t *const layer[],
+                              void *scratch, uint8_t *const dst[])
+{
+    (void)group;
+    (void)param;
+    (void)layer;
+    qjit__quantize_int4_slab(w, K, scratch, dst[QWEIGHT], dst[SCALE]);
 }
 
 static const char *param_problem(int32_t param, int64_t K)
@@ -197,15 +244,36 @@ static qjit_status check_layer(qjit_context *ctx, const qjit__weights_view *v)
     return st;
 }
 
+/* The stored set must hold exactly the layer's k8 INT8 channels. */
+static qjit_status check_set(qjit_context *ctx, const qjit__weights_view *v)
+{
+    const uint8_t *set = qjit__view_section(v, A8SET);
+    int64_t n = 0;
+    for (int64_t i = 0; i < v->K / 8; i++)
+        for (int b = 0; b < 8; b++)
+            n += set[i] >> b & 1;
+    const int64_t k8 = qjit__int8_channels(v);
+    if (n != k8)
+        return qjit__error(ctx, QJIT_CORRUPT_WEIGHTS, "packed-weight %s buffer: its INT8 channels' set holds %lld "
+                           "channels, not the layer's %lld (%d blocks of %d)", v->scheme->name, (long long)n,
+                           (long long)k8, (int)v->param, QJIT__A8_BLOCK);
+    return QJIT_OK;
+}
+
 #define W4AX_FIELDS                                                                                                  \
-    .nsections = 3, .sections = {"qweight", "scale", "perm"}, .act_bits = 4, .two_part = 1,                         \
-    .order_section = PERM, .group_problem = group_problem, .k_problem = k_problem, .slab_bytes = slab_bytes,        \
-    .layer_bytes = layer_bytes, .scratch_bytes = scratch_bytes, .prepare_layer = prepare_layer,                     \
-    .quantize_slab = quantize_slab, .param_problem = param_problem, .check_layer = check_layer,                     \
+    .nsections = 3, .act_bits = 4, .two_part = 1, .group_problem = group_problem, .k_problem = k_problem,          \
+    .slab_bytes = slab_bytes, .scratch_bytes = scratch_bytes, .param_problem = param_problem,                       \
     .operand = qjit__operand_offset8, .scale_section = 1, .zero_section = -1
 
-const qjit__scheme qjit__scheme_w4ax = {.id = QJIT_SCHEME_W4AX, .name = "w4ax", W4AX_FIELDS};
+const qjit__scheme qjit__scheme_w4ax = {.id = QJIT_SCHEME_W4AX, .name = "w4ax", .sections = {"qweight", "scale", "perm"},
+                                        .order_section = PERM, .set_section = -1, .layer_bytes = layer_bytes,
+                                        .prepare_layer = prepare_layer, .quantize_slab = quantize_slab,
+                                        .check_layer = check_layer, W4AX_FIELDS};
 
-/* w4ax-s: the same weights, order and INT8 blocks; one scale per token
- * shared by the two parts, so one INT32 sum. */
-const qjit__scheme qjit__scheme_w4ax_s = {.id = QJIT_SCHEME_W4AX_S, .name = "w4ax-s", .shared_scale = 1, W4AX_FIELDS};
+/* w4ax-s: the same INT8 channels, kept as a set; one scale per token shared
+ * by the two parts, so one INT32 sum, and the caller's channel order. */
+const qjit__scheme qjit__scheme_w4ax_s = {.id = QJIT_SCHEME_W4AX_S, .name = "w4ax-s", .shared_scale = 1,
+                                          .sections = {"qweight", "scale", "a8set"}, .order_section = -1,
+                                          .set_section = A8SET, .layer_bytes = layer_bytes_set,
+                                          .prepare_layer = prepare_layer_set, .quantize_slab = quantize_slab_set,
+                                          .check_layer = check_set, W4AX_FIELDS};

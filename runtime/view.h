@@ -51,8 +51,8 @@ static inline int qjit__layer_section(const qjit__weights_view *v, int i)
     return v->scheme->layer_bytes && v->scheme->layer_bytes(i, v->K) > 0;
 }
 
-/* A two-part layer's INT8 channels (the first ones of its order); -1 for a
- * layer of one part. */
+/* A two-part layer's INT8 channels (the first ones of its order, or its
+ * set's); -1 for a layer of one part. */
 static inline int64_t qjit__int8_channels(const qjit__weights_view *v)
 {
     return v->scheme->two_part ? (int64_t)v->param * QJIT__A8_BLOCK : -1;
@@ -62,7 +62,17 @@ static inline int64_t qjit__int8_channels(const qjit__weights_view *v)
  * channel at each position); NULL: the caller's own. */
 static inline const uint8_t *qjit__view_order(const qjit__weights_view *v)
 {
-    return v->scheme->two_part ? qjit__view_section(v, v->scheme->order_section) : NULL;
+    return v->scheme->two_part && v->scheme->order_section >= 0 ? qjit__view_section(v, v->scheme->order_section)
+                                                                 : NULL;
+}
+
+/* A two-part layer in the caller's order: its INT8 channels' set (K / 8
+ * bytes, bit k % 8 of byte k / 8 for channel k); NULL: none (one part, or
+ * a layer order whose first channels are the INT8 ones). */
+static inline const uint8_t *qjit__view_a8set(const qjit__weights_view *v)
+{
+    return v->scheme->two_part && v->scheme->order_section < 0 ? qjit__view_section(v, v->scheme->set_section)
+                                                                : NULL;
 }
 
 /* The view of rows n0 .. n0 + rows - 1 (multiples of 16): every section is

@@ -1,19 +1,30 @@
 // qjit variant: {{ key }}
 //
-//% if p.parts == 2 then
+//% if p.inplace == 1 then
+// A two-part layer's activation quantization in place (docs/schemes.md):
+// token row m quantized in the caller's channel order, the channels in the
+// layer's INT8 set (a8set: bit k % 8 of byte k / 8) to INT8 and the rest to
+// INT4 values, one value per byte, one scale per token for both parts:
+//   sx[m] = max(max_{k in set} |X[m, k]| / 127, max_{k not in set} |..| / 7) (1 for an all-zero token),
+//   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -limit, limit), limit 127 or 7 by part,
+//   round half away from zero.
+// No gather: the GEMM's one INT32 sum per output does not depend on the
+// channels' order, so its weights keep the caller's order too.
+// IEEE division and roundf make it bit-identical to the CPU reference
+// (qjit_reference_quantize_activations_for).
+// One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values and the set's byte.
+//% if p.ctas > 1 then
+// {{ p.ctas }} CTAs per token (blockIdx.z): each finds the parts' maxima over the whole
+// row and quantizes every {{ p.ctas }}th of the thread's rounds of 8 values.
+//% end
+//% elseif p.parts == 2 then
 // A two-part layer's activation quantization (docs/schemes.md): token
 // row m gathered into the layer's channel order (position j holds the
 // caller's channel perm[j]), positions j < k8 quantized to INT8 and the rest
 // to INT4 values, each part per token and symmetric, {{ p.pack == 2 and "the INT8 part one value\n// per byte and the INT4 part two (rows of k8 + (K - k8) / 2 bytes; in each 32\n// positions of the INT4 part, byte b holds position b in its low nibble and\n// b + 16 in its high one: the INT4 MMA's operand order, mma=s4)" or "one value per byte" }}:
-//% if p.scales == 1 then
-//   one scale per token for both parts (scales=1):
-//   sx[m] = max(max_{j<k8} |X[m, perm[j]]| / 127, max_{j>=k8} |..| / 7) (1 for an all-zero token),
-//   Xq[m, j] = clamp(round(X[m, perm[j]] / sx[m]), -limit, limit), limit 127 or 7 by part,
-//% else
 //   sx[2m] = max_{j<k8} |X[m, perm[j]]| / 127, sx[2m+1] = max_{j>=k8} |..| / 7
 //   (1 for an all-zero part),
 //   Xq[m, j] = clamp(round(X[m, perm[j]] / sx), -limit, limit),
-//% end
 //   round half away from zero.
 // IEEE division and roundf make it bit-identical to the CPU reference
 // (qjit_reference_quantize_activations_for).
@@ -26,11 +37,6 @@
 // {{ p.ctas }} CTAs per token (blockIdx.z): each finds the parts' maxima over the whole
 // row and quantizes every {{ p.ctas }}th of the thread's rounds of positions (the
 // divisions, most of the work, spread over {{ p.ctas }} SMs for few tokens).
-//% end
-//% if p.marks == 1 then
-// Each CTA finds the maxima over the row in the caller's order from the INT8
-// channels' set (marked from perm[0 .. k8)) and reads and gathers only its
-// own rounds of the order.
 //% end
 //% else
 // Per-token symmetric INT{{ f.bits }} activation quantization (docs/schemes.md; the row
@@ -56,12 +62,14 @@
 #define CTAS {{ p.ctas }}                       /* CTAs per token (blockIdx.z: which) */
 
 //% if p.parts == 2 then
+//% if p.inplace ~= 1 then
 /* The largest |x| of four values. */
 static __device__ __forceinline__ float amax4(float a, float b, float c, float d)
 {
     return fmaxf(fmaxf(fabsf(a), fabsf(b)), fmaxf(fabsf(c), fabsf(d)));
 }
 
+//% end
 /* One value quantized with scale and limit, in the low byte. */
 static __device__ __forceinline__ u32 quant1(float x, float scale, float limit)
 {
@@ -69,6 +77,7 @@ static __device__ __forceinline__ u32 quant1(float x, float scale, float limit)
     return (u32)(int)q & 0xFFu;
 }
 
+//% if p.inplace ~= 1 then
 /* The four values of the row at the positions p, quantized into the bytes
  * of a word. */
 static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, uint4 p, float scale, float limit)
@@ -76,6 +85,7 @@ static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, ui
     return quant1(half_to_float(row[p.x]), scale, limit) | quant1(half_to_float(row[p.y]), scale, limit) << 8 |
            quant1(half_to_float(row[p.z]), scale, limit) << 16 | quant1(half_to_float(row[p.w]), scale, limit) << 24;
 }
+//% end
 
 /* The two parts' largest |x| (each thread's a8, a4) over the CTA (red: 2 x
  * THREADS / 32 floats of shared memory), made scales in s8, s4 and stored
@@ -116,6 +126,138 @@ static __device__ __forceinline__ void part_scales(float a8, float a4, float *re
 //% end
 }
 
+//% if p.inplace == 1 then
+{{ render("lib/act_row.cu", { bits = 8 }) }}
+
+/* The parts' bytes of load_chunks' chunks (U = 1): byte i of sets[i / 4]
+ * is chunk i's byte of the INT8 channels' set (zero past the row). */
+template <int T, int C>
+static __device__ __forceinline__ void load_set(const unsigned char *__restrict__ set, int u0, int chunks,
+                                                u32 (&sets)[C / 4])
+{
+#pragma unroll
+    for (int i = 0; i < C / 4; ++i)
+        sets[i] = 0u;
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        const int c = u0 + i * T;
+        sets[i / 4] |= (c < chunks ? (u32)set[c] : 0u) << (8 * (i % 4));
+    }
+}
+
+/* Two FP16 maxima and minima, a half at a time (NaN loses to a number). */
+static __device__ __forceinline__ u32 hmax2(u32 a, u32 b)
+{
+    u32 d;
+    asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+
+static __device__ __forceinline__ u32 hmin2(u32 a, u32 b)
+{
+    u32 d;
+    asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+
+/* The parts' largest |x| over the row's kept chunks (u0 + i T < chunks),
+ * in FP16 (exact): each value's magnitude signed by its part, + in the set
+ * and - outside it, so hi (from +0) takes the set's largest and lo (from
+ * +0) minus the others' -- one LOP3, one max and one min per two values. */
+template <int T, int C>
+static __device__ __forceinline__ void chunks_amax_parts(const uint4 (&keep)[C], const u32 (&sets)[C / 4], int u0,
+                                                         int chunks, u32 &hi, u32 &lo)
+{
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        if (u0 + i * T >= chunks)
+            break;
+        /* Bit e of out: value e outside the set; its word's two bits to the
+         * sign bits of its halves (bits 15 and 31) by one multiply (2 bits
+         * times 2^15 + 2^30: no carries). */
+        const u32 out = ~(sets[i / 4] >> (8 * (i % 4))), w[4] = {keep[i].x, keep[i].y, keep[i].z, keep[i].w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const u32 y = (w[j] & 0x7FFF7FFFu) | ((out >> (2 * j) & 3u) * 0x40008000u & 0x80008000u);
+            hi = hmax2(hi, y);
+            lo = hmin2(lo, y);
+        }
+    }
+}
+
+/* The parts' largest |x| as floats from chunks_amax_parts' hi and lo. */
+static __device__ __forceinline__ void parts_amax(u32 hi, u32 lo, float &a8, float &a4)
+{
+    a8 = fmaxf(half_to_float((u16)(hi & 0xFFFFu)), half_to_float((u16)(hi >> 16)));
+    a4 = -fminf(half_to_float((u16)(lo & 0xFFFFu)), half_to_float((u16)(lo >> 16)));
+}
+
+/* The kept chunks quantized with scale s, each value to its part's limit,
+ * 8 bytes a chunk at its place in out; P > 1: only the rounds r % P ==
+ * blockIdx.z (round r: chunks r T .. r T + T - 1). */
+template <int T, int C, int P>
+static __device__ __forceinline__ void store_inplace(const uint4 (&keep)[C], const u32 (&sets)[C / 4], int u0,
+                                                     int chunks, uint2 *__restrict__ out, float s)
+{
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+        const int c = u0 + i * T;
+        if (c >= chunks || (P > 1 && c / T % P != (int)blockIdx.z))
+            continue;
+        float x[8];
+        unpack8(keep[i], x);
+        const u32 b = sets[i / 4] >> (8 * (i % 4));
+        u32 q[2] = {0u, 0u};
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            q[e >> 2] |= quant1(x[e], s, b >> e & 1u ? 127.0f : 7.0f) << (8 * (e & 3));
+        out[c] = make_uint2(q[0], q[1]);
+    }
+}
+
+/* Token row m (K FP16 values, 16-byte chunks) quantized in place with all T
+ * threads of the CTA, chunk c's parts from byte c of the INT8 channels' set:
+ * quantize_row's rounds (rows of up to T x C chunks read once and kept in
+ * registers, longer ones read twice), two maxima, one scale (part_scales);
+ * red: 2 T / 32 floats of shared memory. P > 1: the row's P CTAs
+ * (blockIdx.z) each find the maxima and store the rounds r % P ==
+ * blockIdx.z. */
+template <int T, int C, int P>
+static __device__ __forceinline__ void quantize_row_inplace(const uint4 *__restrict__ X,
+                                                            const unsigned char *__restrict__ set,
+                                                            uint2 *__restrict__ Xq, float *__restrict__ sx, int m,
+                                                            int K, float *red)
+{
+    const int chunks = K / 8;
+    const uint4 *row = X + (size_t)m * chunks;
+    uint2 *out = Xq + (size_t)m * chunks;
+    const bool cached = (chunks + T - 1) / T <= C;
+    uint4 keep[C];
+    u32 sets[C / 4], hi = 0u, lo = 0u;
+    float a8, a4, s, s4;
+    if (cached) {
+        load_chunks<T, C, 1>(row, threadIdx.x, chunks, keep);
+        load_set<T, C>(set, threadIdx.x, chunks, sets);
+        chunks_amax_parts<T, C>(keep, sets, threadIdx.x, chunks, hi, lo);
+        parts_amax(hi, lo, a8, a4);
+        part_scales(a8, a4, red, sx, m, s, s4);
+        store_inplace<T, C, P>(keep, sets, threadIdx.x, chunks, out, s);
+    } else {
+        for (int u0 = threadIdx.x; u0 < chunks; u0 += C * T) {
+            load_chunks<T, C, 1>(row, u0, chunks, keep);
+            load_set<T, C>(set, u0, chunks, sets);
+            chunks_amax_parts<T, C>(keep, sets, u0, chunks, hi, lo);
+        }
+        parts_amax(hi, lo, a8, a4);
+        part_scales(a8, a4, red, sx, m, s, s4);
+        for (int u0 = threadIdx.x; u0 < chunks; u0 += C * T) {
+            load_chunks<T, C, 1>(row, u0, chunks, keep);
+            load_set<T, C>(set, u0, chunks, sets);
+            store_inplace<T, C, P>(keep, sets, u0, chunks, out, s);
+        }
+    }
+}
+//% else
 /* The row quantized with the scales into out, perm read from memory: this
  * CTA's rounds (round r: positions of words r THREADS .. r THREADS +
  * THREADS - 1; CTA z takes the rounds r % CTAS == z). */
@@ -167,11 +309,11 @@ static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict_
     part_scales(a8, a4, red, sx, m, s8, s4);
     store_parts(row, perm, out, K, k8, s8, s4);
 }
+//% end
 //% if p.cache > 0 then
 
 #define CACHE {{ p.cache }}                /* channels of a row the shared-memory copy holds */
 #define PERM_REGS (CACHE / 4 / THREADS)   /* quads of the order a thread keeps in registers */
-//% if p.marks ~= 1 then
 
 /* quantize_row_parts for rows of at most CACHE channels (few tokens: one
  * DRAM round trip instead of two): the order's quads requested into
@@ -229,75 +371,6 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
     }
 //% end
 }
-//% else
-
-#define HEAD_REGS 8                   /* INT8 channels a thread fetches before the first barrier */
-
-/* quantize_row_parts_cached for one of the token's CTAS CTAs, reading of
- * the order only perm[0 .. k8) and its own rounds: the INT8 channels are
- * marked in a set (mask: K / 32 words of shared memory), the parts' maxima
- * found over the row in the caller's order (16-byte reads of the copy,
- * each value's part from the set), and only the CTA's rounds gathered. */
-static __device__ __forceinline__ void quantize_row_parts_marked(const uint4 *__restrict__ xrow,
-                                                                 const uint4 *__restrict__ perm,
-                                                                 u32 *__restrict__ out, float *__restrict__ sx, int m,
-                                                                 int K, int k8, float *red, uint4 *row_cache,
-                                                                 u32 *mask)
-{
-    const int quads = K / 4, z = (int)blockIdx.z;
-    const u32 *head = (const u32 *)perm;
-    uint4 pq[PERM_REGS];
-    u32 h[HEAD_REGS];
-#pragma unroll
-    for (int i = 0; i < PERM_REGS; ++i) {
-        const int c = threadIdx.x + i * THREADS;
-        pq[i] = c < quads && i % CTAS == z ? perm[c] : make_uint4(0u, 0u, 0u, 0u);
-    }
-#pragma unroll
-    for (int r = 0; r < HEAD_REGS; ++r) {
-        const int j = threadIdx.x + r * THREADS;
-        h[r] = j < k8 ? head[j] : 0xFFFFFFFFu;
-    }
-#pragma unroll 4
-    for (int c = threadIdx.x; c < K / 8; c += THREADS)
-        row_cache[c] = xrow[c];
-    for (int w = threadIdx.x; w < K / 32; w += THREADS)
-        mask[w] = 0u;
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < HEAD_REGS; ++r)
-        if (h[r] != 0xFFFFFFFFu)
-            atomicOr(&mask[h[r] >> 5], 1u << (h[r] & 31));
-    for (int j = threadIdx.x + HEAD_REGS * THREADS; j < k8; j += THREADS) {
-        const u32 k = head[j];
-        atomicOr(&mask[k >> 5], 1u << (k & 31));
-    }
-    __syncthreads();
-    float a8 = 0.0f, a4 = 0.0f;
-    for (int c = threadIdx.x; c < K / 8; c += THREADS) {
-        const uint4 v = row_cache[c];
-        const u32 bits = mask[c >> 2] >> ((c & 3) * 8), w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-            const float a = fabsf(half_to_float((u16)(w[e >> 1] >> (16 * (e & 1)))));
-            if (bits >> e & 1u)
-                a8 = fmaxf(a8, a);
-            else
-                a4 = fmaxf(a4, a);
-        }
-    }
-    float s8, s4;
-    part_scales(a8, a4, red, sx, m, s8, s4);
-    const u16 *row = (const u16 *)row_cache;
-#pragma unroll
-    for (int i = 0; i < PERM_REGS; ++i) {
-        const int c = threadIdx.x + i * THREADS;
-        const bool int8 = 4 * c < k8;
-        if (c < quads && i % CTAS == z)
-            out[c] = quant_quad(row, pq[i], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
-    }
-}
-//% end
 //% end
 //% else
 {{ render("lib/act_row.cu", { bits = tonumber(f.bits) }) }}
@@ -316,17 +389,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
      * stream, so a workspace carries no state from call to call. */
     for (int i = (m * CTAS + (int)blockIdx.z) * THREADS + threadIdx.x; i < ncounters; i += M * CTAS * THREADS)
         counters[i] = 0u;
-//% if p.parts == 2 then
+//% if p.inplace == 1 then
+    quantize_row_inplace<THREADS, CACHED, CTAS>(X, a8set, (uint2 *)Xq, sx, m, K, warp_max);
+//% elseif p.parts == 2 then
     u32 *out = (u32 *)Xq + (size_t)m * ({{ p.pack == 2 and "k8 + (K - k8) / 2" or "K" }}) / 4;
 //% if p.cache > 0 then
     extern __shared__ uint4 row_cache[];
     if (K <= CACHE) {
-//% if p.marks == 1 then
-        __shared__ u32 mask[CACHE / 32];
-        quantize_row_parts_marked(X + (size_t)m * (K / 8), perm, out, sx, m, K, k8, warp_max, row_cache, mask);
-//% else
         quantize_row_parts_cached(X + (size_t)m * (K / 8), perm, out, sx, m, K, k8, warp_max, row_cache);
-//% end
         return;
     }
 //% end

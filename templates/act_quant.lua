@@ -5,15 +5,20 @@ local P = {}
 function P.slots(p)
   local rowsum = p.rowsum == 1
   local s = { { name = "X", ctype = "const uint4 *__restrict__", kind = "x" } }
-  -- Two parts: the layer's channel order (K u32, a packed section).
-  if p.parts == 2 then s[#s + 1] = { name = "perm", ctype = "const uint4 *__restrict__", kind = "w", ref = "perm" } end
+  -- Two parts: the layer's channel order (K u32, a packed section), or in
+  -- place (inplace=1) the INT8 channels' set (K bits, a packed section).
+  if p.inplace == 1 then
+    s[#s + 1] = { name = "a8set", ctype = "const unsigned char *__restrict__", kind = "w", ref = "a8set" }
+  elseif p.parts == 2 then
+    s[#s + 1] = { name = "perm", ctype = "const uint4 *__restrict__", kind = "w", ref = "perm" }
+  end
   s[#s + 1] = { name = "Xq", ctype = "signed char *__restrict__", kind = "ws", ref = "xq" }
   s[#s + 1] = { name = "sx", ctype = "float *__restrict__", kind = "ws", ref = "sx" }
   if rowsum then s[#s + 1] = { name = "rowsum", ctype = "int *__restrict__", kind = "ws", ref = "rowsum" } end
   s[#s + 1] = { name = "M", ctype = "int", kind = "m" }
   s[#s + 1] = { name = "K", ctype = "int", kind = "k" }
   -- ... and its INT8 channels (the layer's parameter, in channels).
-  if p.parts == 2 then s[#s + 1] = { name = "k8", ctype = "int", kind = "param" } end
+  if p.parts == 2 and p.inplace ~= 1 then s[#s + 1] = { name = "k8", ctype = "int", kind = "param" } end
   s[#s + 1] = { name = "counters", ctype = "unsigned *__restrict__", kind = "ws", ref = "counters" }
   s[#s + 1] = { name = "ncounters", ctype = "int", kind = "count", ref = "counters" }
   return s
@@ -51,16 +56,21 @@ function P.check(f, arch)
   if ctas > 1 and rowsum then
     fail("INVALID_KEY", "ctas=" .. ctas .. " (a token over several CTAs) is for rows without sums, not rowsum=1")
   end
-  -- marks=1 (with cache and ctas > 1, one value a byte): each CTA reads of
-  -- the order only the INT8 channels and its own rounds.
-  local marks = tonumber(f.marks or "0")
-  if marks == 1 and (parts ~= 2 or pack == 2 or cache == 0 or ctas < 2) then
-    fail("INVALID_KEY", "marks=1 (the parts' maxima from the INT8 channels' set) is for bits=8+4 with one value per "
-         .. "byte, a cache and ctas > 1")
+  -- inplace=1 (bits=8+4, scales=1): each value quantized at its own
+  -- channel (the caller's order, no gather), its part read from the INT8
+  -- channels' set; for GEMMs whose one sum does not depend on the order.
+  local inplace = tonumber(f.inplace or "0")
+  if inplace == 1 and (parts ~= 2 or scales ~= 1 or cache > 0) then
+    fail("INVALID_KEY", "inplace=1 (values kept at their channels) is for bits=8+4 with scales=1 and no cache")
+  end
+  if scales == 1 and inplace ~= 1 then
+    fail("INVALID_KEY", "scales=1 (one scale for two parts, one sum) quantizes in place: name inplace=1")
   end
   return { name = "qjit_act_quant_a" .. (parts == 2 and "8a4" or f.bits) .. (scales == 1 and "s" or "")
-                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "") .. (ctas > 1 and "_ctas" .. ctas or "") .. (marks == 1 and "_marked" or "")
-                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache, ctas = ctas, marks = marks,
+                  .. (inplace == 1 and "_inplace" or "")
+                  .. (pack == 2 and "x2" or "") .. (cache > 0 and "_cached" or "") .. (ctas > 1 and "_ctas" .. ctas or "")
+                  .. (rowsum and "_rowsum" or ""), threads = threads, smem = 2 * cache, cache = cache, ctas = ctas,
+           inplace = inplace,
            parts = parts, pack = pack, scales = parts == 2 and scales or 1,
            k_step = 8, n_unit = 1, tile_m = 1, tile_n = 0, tile_k = 0, group = 0, epi = "i8",
            rowsum = rowsum and 1 or 0,

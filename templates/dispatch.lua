@@ -405,24 +405,30 @@ D.ACT_CTAS_PER_SM = 2
 -- The activation kernel a scheme's layers use, for GEMMs that take
 -- xpack values per byte (2: mma=s4's packed tokens), in the bucket of
 -- max_m tokens of a layer of K channels on sms SMs (nil: the kernel of any
--- bucket).
+-- bucket). Layouts with act_inplace (two parts, one sum, the caller's
+-- order) quantize in place (act-quant inplace=1): no gather, so no cache,
+-- and rounds of 8 channels a thread as one-part rows (H100, 8 Llama
+-- shapes x M = 1..4096: 1.010x the one-part layers' time against the
+-- gather's 1.029x, bench/results/2026-11-27-session22).
 local function quant_key(L, arch, xpack, K, max_m, sms)
   local threads, cache, ctas = D.QUANT_THREADS, "", ""
   local bounded = max_m and max_m > 0
-  if L.act_bits == "8+4" and K and bounded and max_m <= D.ACT_CACHE_M then
+  local gather = L.act_bits == "8+4" and not L.act_inplace
+  if gather and K and bounded and max_m <= D.ACT_CACHE_M then
     for _, c in ipairs(D.ACT_CACHES) do
       if K <= c then cache = ";cache=" .. c; break end
     end
   end
   if K and bounded and sms and max_m <= D.ACT_CTAS_M and not L.rowsum then
-    local per_round = L.act_bits == "8+4" and 4 or (xpack == 2 and 32 or 8)
+    local per_round = gather and 4 or (xpack == 2 and 32 or 8)
     local rounds = math.ceil(K / per_round / threads)
     local p = math.min(D.ACT_CTAS_MAX, rounds, D.ACT_CTAS_PER_SM * sms // max_m)
     if p >= D.ACT_CTAS_MIN then ctas = ";ctas=" .. p end
   end
   return V.canonicalize("kernel=act-quant;threads=" .. threads .. ";bits=" .. (L.act_bits or 8)
                         .. (L.rowsum and ";rowsum=1" or "") .. (xpack == 2 and ";pack=2" or "")
-                        .. (L.act_scales == 1 and ";scales=1" or "") .. cache .. ctas, arch)
+                        .. (L.act_scales == 1 and ";scales=1" or "") .. (L.act_inplace and ";inplace=1" or "")
+                        .. cache .. ctas, arch)
 end
 
 -- The same key with another epilogue (the INT32-accumulator twin).

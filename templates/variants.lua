@@ -201,13 +201,12 @@ V.KINDS = {
       -- few tokens: a long row's divisions spread over P SMs); rows without
       -- sums. 1 (the default, unnamed): one CTA per token.
       ctas    = { norm = norm_int("ctas", 1, 16) },
-      -- marks=1 (bits=8+4 with a cache and ctas > 1, one value per byte):
-      -- each of a token's CTAs finds the parts' maxima over the row in the
-      -- caller's order from the INT8 channels' set (marked from the order's
-      -- first k8 entries) and reads and gathers only its own rounds of the
-      -- order; 0 (the default, unnamed): each reads and gathers the whole
-      -- order.
-      marks   = { norm = norm_int("marks", 0, 1) },
+      -- inplace=1 (bits=8+4 with scales=1, no cache): each value quantized
+      -- at its own channel (the caller's order), its part from the layer's
+      -- INT8 channels' set (a section of K bits): no gather, for one-sum
+      -- GEMMs over weights in the caller's order; 0 (the default,
+      -- unnamed): gathered into the layer's order.
+      inplace = { norm = norm_int("inplace", 0, 1) },
       arch    = { norm = norm_arch },
     },
   },
@@ -286,7 +285,7 @@ function V.parse(text, default_arch)
   if f.scales == "2" then f.scales = nil end
   if f.cache == "0" then f.cache = nil end
   if f.ctas == "1" then f.ctas = nil end
-  if f.marks == "0" then f.marks = nil end
+  if f.inplace == "0" then f.inplace = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

@@ -162,15 +162,6 @@ START_TEST(default_set_compiles_for_every_arch)
             qjit_compile_info info;
             compile_ok(ctx, key, &info);
         }
-    /* The two-part activation kernel whose CTAs read of the order only the
-     * INT8 channels and their own rounds (not in the default set: not yet
-     * timed on a GPU). */
-    static const char *const act[] = {"kernel=act-quant;bits=8+4;cache=32768;ctas=8;marks=1;threads=512",
-                                      "kernel=act-quant;bits=8+4;scales=1;cache=16384;ctas=6;marks=1;threads=512"};
-    for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) {
-        qjit_compile_info info;
-        compile_ok(ctx, act[i], &info);
-    }
     ck_assert_int_ge(n, 8);
     /* ptxas made none of them slower than written (such a kernel runs, and
      * is exact, at a fraction of its speed: only this log tells). */

@@ -472,8 +472,10 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
 }
 
 /* A two-part layer's activation kernels (act-quant bits=8+4), launched on
- * their own: each token gathered into the layer's channel order, the first
- * k8 positions INT8 and the rest INT4, bit for bit the CPU reference's
+ * their own over K channels: each token gathered into the layer's channel
+ * order, the first k8 positions INT8 and the rest INT4 (w4ax), or
+ * quantized in place, the INT8 channels those of the layer's set (w4ax-s,
+ * inplace=1), bit for bit the CPU reference's
  * (qjit_reference_quantize_activations_for: a scale per part, or w4ax-s's
  * one) at M = 1, 7, 300 and the INT8 share W4AX_SHARES[si] (calibration
  * rows with outlier channels choose the INT8 blocks). The tokens' outliers
@@ -482,8 +484,7 @@ static void setup_w4ax(fixture *f, int64_t N, int64_t K, double share, uint64_t 
  * one token is all zero. Keys with pack=2 write the INT4 part two values a
  * byte (unpacked here); cache=C gathers from a copy of the row in shared
  * memory; ctas=P spreads each token over P CTAs, each storing every Pth
- * round of positions (with marks=1 reading of the order only the INT8
- * channels and its rounds). */
+ * round of positions. */
 /* The CTAs per token a key names (ctas=P; 1 if none). */
 static unsigned ctas_of(const char *key)
 {
@@ -491,10 +492,9 @@ static unsigned ctas_of(const char *key)
     return c ? (unsigned)atoi(c + 5) : 1u;
 }
 
-static void check_activation_kernels(qjit_scheme scheme, int si, const char *const *keys, int nkeys, double odd_gain,
-                                     uint64_t seed, uint64_t stream)
+static void check_activation_kernels(qjit_scheme scheme, int si, int64_t K, const char *const *keys, int nkeys,
+                                     double odd_gain, uint64_t seed, uint64_t stream)
 {
-    const int64_t K = 1536;
     fixture f;
     setup_two_part(&f, scheme, 64, K, W4AX_SHARES[si], seed, stream, 1);
     qt_rng r = qt_rng_make(seed + 1);
@@ -505,15 +505,22 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
     const size_t parts = (size_t)ai.parts;
     uint32_t *perm = malloc(sizeof(uint32_t) * (size_t)K);
     ck_assert_int_eq(qjit_weights_channel_order(f.ctx, f.blob, f.bytes, perm), QJIT_OK);
+    /* The INT8 channels' set of an in-place kernel: bit k % 8 of byte k / 8. */
+    uint8_t *is8 = malloc((size_t)K), *set = calloc((size_t)K / 8, 1);
+    ck_assert_int_eq(qjit_weights_int8_set(f.ctx, f.blob, f.bytes, is8), QJIT_OK);
+    for (int64_t k = 0; k < K; k++)
+        set[k / 8] |= (uint8_t)(is8[k] << (k % 8));
     const qjit__kernel *kerns[8];
     ck_assert_int_le(nkeys, 8);
     for (int i = 0; i < nkeys; i++)
         ck_assert_msg(qjit__kernel_get(f.ctx, keys[i], &kerns[i]) == QJIT_OK, "%s", qjit_last_error(f.ctx));
     qjit__driver *d = f.d;
-    CUdeviceptr dP, dC;
+    CUdeviceptr dP, dS, dC;
     CU(d->MemAlloc(&dP, sizeof(uint32_t) * (size_t)K));
+    CU(d->MemAlloc(&dS, (size_t)K / 8));
     CU(d->MemAlloc(&dC, 16));
     CU(d->MemcpyHtoD(dP, perm, sizeof(uint32_t) * (size_t)K));
+    CU(d->MemcpyHtoD(dS, set, (size_t)K / 8));
     static const int64_t MS_ACT[] = {1, 7, 300};
     for (size_t t = 0; t < sizeof MS_ACT / sizeof MS_ACT[0]; t++) {
         const int64_t M = MS_ACT[t];
@@ -533,8 +540,10 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
         CU(d->MemAlloc(&dsx, sizeof(float) * sn));
         CU(d->MemcpyHtoD(dX, X, xn * 2));
         int m32 = (int)M, k32 = (int)K, k8 = (int)ai.a8_channels, ncounters = 0;
-        void *args[] = {&dX, &dP, &dXq, &dsx, &m32, &k32, &k8, &dC, &ncounters};
+        void *args_order[] = {&dX, &dP, &dXq, &dsx, &m32, &k32, &k8, &dC, &ncounters};
+        void *args_set[] = {&dX, &dS, &dXq, &dsx, &m32, &k32, &dC, &ncounters};
         for (int kv = 0; kv < nkeys; kv++) {
+            void **args = strstr(keys[kv], "inplace=1") ? args_set : args_order;
             CU(d->MemsetD8(dXq, 0x5A, xn));
             CU(d->MemsetD8(dsx, 0x5A, sizeof(float) * sn));
             /* ctas=P: P CTAs a token along z. */
@@ -556,11 +565,14 @@ static void check_activation_kernels(qjit_scheme scheme, int si, const char *con
         d->MemFree(dsx);
         free(X); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu);
     }
-    printf("%s activations, INT8 share %g (%lld channels): bit-exact at M = 1, 7, 300, %d kernels\n",
-           qjit_scheme_name(scheme), W4AX_SHARES[si], (long long)ai.a8_channels, nkeys);
+    printf("%s activations, INT8 share %g (%lld channels), K = %lld: bit-exact at M = 1, 7, 300, %d kernels\n",
+           qjit_scheme_name(scheme), W4AX_SHARES[si], (long long)ai.a8_channels, (long long)K, nkeys);
     d->MemFree(dP);
+    d->MemFree(dS);
     d->MemFree(dC);
     free(perm);
+    free(is8);
+    free(set);
     teardown(&f);
 }
 
@@ -648,9 +660,8 @@ START_TEST(w4ax_activation_kernel_bit_exact)
                                        "kernel=act-quant;bits=8+4;pack=2;cache=4096;threads=512",
                                        "kernel=act-quant;bits=8+4;cache=2048;ctas=3;threads=128",
                                        "kernel=act-quant;bits=8+4;pack=2;ctas=2;threads=64",
-                                       "kernel=act-quant;bits=8+4;cache=1024;ctas=5;threads=64",
-                                       "kernel=act-quant;bits=8+4;cache=2048;ctas=3;marks=1;threads=128"};
-    check_activation_kernels(QJIT_SCHEME_W4AX, _i, KEYS, 8, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
+                                       "kernel=act-quant;bits=8+4;cache=1024;ctas=5;threads=64"};
+    check_activation_kernels(QJIT_SCHEME_W4AX, _i, 1536, KEYS, 7, 30.0, 0xA4A8u + (uint64_t)_i, 900 + _i);
 }
 END_TEST
 
@@ -770,16 +781,19 @@ START_TEST(w4ax_every_pipeline_bit_exact)
 }
 END_TEST
 
-/* w4ax-s's (scales=1): one scale per token, max(max8 / 127, max4 / 7),
- * with outliers under and past 127 INT4 steps. */
+/* w4ax-s's (scales=1, inplace=1): one scale per token, max(max8 / 127,
+ * max4 / 7), in the caller's order, with outliers under and past 127 INT4
+ * steps; rows kept in registers (512 and 128 threads) and read twice (32
+ * threads: 16 rounds of a 4096-channel row), one CTA a token and several
+ * (rounds that do not divide among them). */
 START_TEST(w4axs_activation_kernel_bit_exact)
 {
-    static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;scales=1;threads=512",
-                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;threads=512",
-                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;ctas=4;threads=64",
-                                       "kernel=act-quant;bits=8+4;scales=1;ctas=2;threads=128",
-                                       "kernel=act-quant;bits=8+4;scales=1;cache=2048;ctas=4;marks=1;threads=64"};
-    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, KEYS, 5, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
+    static const char *const KEYS[] = {"kernel=act-quant;bits=8+4;scales=1;inplace=1;threads=512",
+                                       "kernel=act-quant;bits=8+4;scales=1;inplace=1;ctas=3;threads=128",
+                                       "kernel=act-quant;bits=8+4;scales=1;inplace=1;threads=32",
+                                       "kernel=act-quant;bits=8+4;scales=1;inplace=1;ctas=5;threads=32",
+                                       "kernel=act-quant;bits=8+4;scales=1;inplace=1;ctas=8;threads=512"};
+    check_activation_kernels(QJIT_SCHEME_W4AX_S, _i, 4096, KEYS, 5, 300.0, 0xA4ABu + (uint64_t)_i, 930 + _i);
 }
 END_TEST
 

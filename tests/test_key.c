@@ -503,41 +503,44 @@ START_TEST(schemes_generate_in_every_pipe)
                       (const char *const[]){"quantize_row<", NULL});
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8+4;rowsum=1", "not bits=8+4");
-    /* w4ax-s's: the same gather, one scale per token for both parts. */
-    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1",
-                      (const char *const[]){"qjit_act_quant_a8a4s(", "quantize_row_parts(",
-                                            "fmaxf(a8 / 127.0f, a4 / 7.0f)", "sx[m] = s8", NULL},
-                      (const char *const[]){"sx[2 * m + 1]", NULL});
+    /* w4ax-s's: one scale per token for both parts, in place (the caller's
+     * order, each value's part from the INT8 channels' set): no order, no
+     * gather, no INT8 channels' count. */
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;inplace=1",
+                      (const char *const[]){"qjit_act_quant_a8a4s_inplace(", "quantize_row_inplace<THREADS, CACHED, CTAS>",
+                                            "const unsigned char *__restrict__ a8set", "fmaxf(a8 / 127.0f, a4 / 7.0f)",
+                                            "sx[m] = s8", "b >> e & 1u ? 127.0f : 7.0f", NULL},
+                      (const char *const[]){"sx[2 * m + 1]", "perm", "int k8", "quantize_row_parts", "quant_quad(", NULL});
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=4;scales=1", "is for bits=8+4");
     expect_refused(ctx, "kernel=act-quant;bits=8+4;scales=1;pack=2", "one value per byte");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;scales=1", "name inplace=1");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;inplace=1", "with scales=1 and no cache");
+    expect_refused(ctx, "kernel=act-quant;bits=8+4;scales=1;inplace=1;cache=8192", "with scales=1 and no cache");
+    expect_refused(ctx, "kernel=act-quant;bits=4;inplace=1", "for bits=8+4");
+    expect_bad(ctx, "kernel=act-quant;bits=8+4;scales=1;inplace=2", QJIT_INVALID_KEY, "inplace");
     /* cache=C: two-part rows of up to C channels gathered from shared memory. */
-    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;cache=8192;threads=512",
-                      (const char *const[]){"qjit_act_quant_a8a4s_cached(", "#define CACHE 8192",
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;cache=8192;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4_cached(", "#define CACHE 8192",
                                             "if (K <= CACHE)", "quantize_row_parts_cached(", NULL},
                       NULL);
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8;cache=8192", "is for bits=8+4");
     /* ctas=P: a token over P CTAs (grid z), each storing every Pth round. */
-    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;cache=16384;ctas=6;threads=512",
-                      (const char *const[]){"qjit_act_quant_a8a4s_cached_ctas6(", "#define CTAS 6",
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;cache=16384;ctas=6;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4_cached_ctas6(", "#define CTAS 6",
                                             "i % CTAS == (int)blockIdx.z", "threadIdx.x == 0 && blockIdx.z == 0", NULL},
+                      NULL);
+    qjit_free(ctx, src);
+    src = source_with(ctx, "kernel=act-quant;bits=8+4;scales=1;inplace=1;ctas=5;threads=512",
+                      (const char *const[]){"qjit_act_quant_a8a4s_inplace_ctas5(", "#define CTAS 5",
+                                            "c / T % P != (int)blockIdx.z", "threadIdx.x == 0 && blockIdx.z == 0", NULL},
                       NULL);
     qjit_free(ctx, src);
     src = source_with(ctx, "kernel=act-quant;bits=8;ctas=7;threads=512",
                       (const char *const[]){"qjit_act_quant_a8_ctas7(", "#define CTAS 7", "1, CTAS>(X,", NULL}, NULL);
     qjit_free(ctx, src);
     expect_refused(ctx, "kernel=act-quant;bits=8;rowsum=1;ctas=2", "for rows without sums");
-    /* marks=1: the maxima from the INT8 channels' set, only its own rounds read. */
-    src = source_with(ctx, "kernel=act-quant;bits=8+4;cache=16384;ctas=6;marks=1;threads=512",
-                      (const char *const[]){"qjit_act_quant_a8a4_cached_ctas6_marked(", "quantize_row_parts_marked(",
-                                            "atomicOr(&mask[", "__shared__ u32 mask[CACHE / 32]", NULL},
-                      (const char *const[]){"quantize_row_parts_cached(X", NULL});
-    qjit_free(ctx, src);
-    expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=8192;marks=1", "a cache and ctas > 1");
-    expect_refused(ctx, "kernel=act-quant;bits=8+4;ctas=2;marks=1", "a cache and ctas > 1");
-    expect_refused(ctx, "kernel=act-quant;bits=8+4;pack=2;cache=8192;ctas=2;marks=1", "one value per byte");
-    expect_refused(ctx, "kernel=act-quant;bits=8;ctas=2;marks=1", "is for bits=8+4");
     expect_bad(ctx, "kernel=act-quant;bits=8;ctas=17", QJIT_INVALID_KEY, "ctas");
     expect_refused(ctx, "kernel=act-quant;bits=8+4;cache=1000;threads=512", "multiple of 4 x threads");
     expect_bad(ctx, "kernel=act-quant;bits=8+4;cache=65536", QJIT_INVALID_KEY, "cache");
@@ -628,7 +631,8 @@ START_TEST(plans_agree_with_the_host)
                 if (host->shared_scale) {
                     /* One scale, one sum: w4a4's kernel for the bucket (the
                      * same key but the scheme), after the two-part
-                     * activation kernel with one scale. */
+                     * activation kernel with one scale, in place (w4a4's
+                     * activation key but bits=8+4;inplace=1;scales=1). */
                     qjit__layer_plan p4;
                     const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0};
                     pthread_mutex_lock(&ctx->lock);
@@ -641,8 +645,15 @@ START_TEST(plans_agree_with_the_host)
                     ck_assert_str_eq(plan.buckets[b].gemm.key, want);
                     ck_assert_ptr_null(strstr(plan.buckets[b].gemm.signature, ",k8"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.key, ";scales=1;"));
-                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
-                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));
+                    ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,a8set,"));
+                    ck_assert_ptr_null(strstr(plan.buckets[b].quant.signature, ",k8,"));
+                    const char *q4 = p4.buckets[b].quant.key, *bits4 = strstr(q4, "bits=4;");
+                    ck_assert_ptr_nonnull(bits4);
+                    char qwant[1024], qcanon[1024];
+                    snprintf(qwant, sizeof qwant, "%.*sbits=8+4;%s;inplace=1;scales=1", (int)(bits4 - q4), q4,
+                             bits4 + strlen("bits=4;"));
+                    canon(ctx, qwant, qcanon);
+                    ck_assert_str_eq(plan.buckets[b].quant.key, qcanon);
                     qjit__plan_release(ctx, &p4);
                 } else if (host->two_part) {
                     const char *key = plan.buckets[b].gemm.key;
@@ -658,7 +669,7 @@ START_TEST(plans_agree_with_the_host)
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, "X,perm,"));
                     ck_assert_ptr_nonnull(strstr(plan.buckets[b].quant.signature, ",k8,"));
                 }
-                if (host->two_part) {
+                if (host->two_part && !host->shared_scale) {
                     /* Few tokens gather from a copy of the row in shared
                      * memory, the smallest that holds K. */
                     const char *qkey = plan.buckets[b].quant.key;
@@ -679,7 +690,7 @@ START_TEST(plans_agree_with_the_host)
                 {
                     const char *qkey = plan.buckets[b].quant.key;
                     const int64_t qm = plan.buckets[b].max_m;
-                    const int64_t per = host->two_part ? 4 : strstr(qkey, "pack=2") ? 32 : 8;
+                    const int64_t per = host->two_part && !host->shared_scale ? 4 : strstr(qkey, "pack=2") ? 32 : 8;
                     int64_t want = (K / per + 511) / 512;
                     if (want > 8)
                         want = 8;

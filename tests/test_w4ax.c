@@ -1,8 +1,9 @@
 /* test_w4ax.c -- w4ax and w4ax-s on the host (runtime/scheme_w4ax.c): the
  * channel order against a brute-force ranking, the packed layer against
- * w4a4's of the permuted weights, the two-part activations (two scales, or
- * w4ax-s's one) and reference GEMM against their definitions, refusals and
- * corrupted buffers. */
+ * w4a4's of the permuted weights (w4ax-s: of the weights, with the INT8
+ * channels' set), the two-part activations (two scales, or w4ax-s's one in
+ * the caller's order) and reference GEMM against their definitions,
+ * refusals and corrupted buffers. */
 #include "harness.h"
 #include "fp16.h"
 #include "packed.h"
@@ -231,13 +232,14 @@ START_TEST(two_parts_match_their_definition)
 }
 END_TEST
 
-/* w4ax-s: the same bytes as w4ax but its scheme; per token one scale,
- * max(max8 / 127, max4 / 7) over the two parts of the layer's order (1 for
- * an all-zero token), the INT8 part clamped to +-127 and the INT4 part to
- * +-7; one INT32 plane, Y = float(acc) (sx sw). Tokens whose outliers
- * stay under 127 INT4 steps (the INT8 part at the INT4 part's step), pass
- * them (the INT8 part sets the scale), an all-zero token and one with only
- * INT4 values. Without INT8 blocks it is w4a4 to the bit. */
+/* w4ax-s: w4ax's INT8 channels (as a set) over w4a4's weights in the
+ * caller's order; per token one scale, max(max8 / 127, max4 / 7) over the
+ * two parts (1 for an all-zero token), the INT8 channels clamped to +-127
+ * and the others to +-7, in the caller's order; one INT32 plane, Y =
+ * float(acc) (sx sw). Tokens whose outliers stay under 127 INT4 steps (the
+ * INT8 part at the INT4 part's step), pass them (the INT8 part sets the
+ * scale), an all-zero token and one with only INT4 values. Without INT8
+ * blocks it is w4a4 to the bit. */
 START_TEST(shared_scale_matches_its_definition)
 {
     static const double shares[] = {0.0, 0.1, 0.5};
@@ -246,32 +248,47 @@ START_TEST(shared_scale_matches_its_definition)
     float *W = normal_weights(&r, N, K), *calib = calibration(&r, rows, K);
     qjit_context *ctx = qt_bare_context();
     qjit_quantize_options o = w4ax_options(calib, rows, shares[_i]);
-    size_t bytes, bytes2;
+    size_t bytes, bytes2, bytes4;
     uint8_t *b = pack(ctx, QJIT_SCHEME_W4AX_S, W, N, K, &o, &bytes), *b2 = pack(ctx, W4AX, W, N, K, &o, &bytes2);
-    /* The sections are w4ax's, byte for byte. */
-    static const char *const names[] = {"qweight", "scale", "perm"};
-    for (int i = 0; i < 3; i++) {
-        size_t l1, l2, a1 = qt_section_at(b, names[i], &l1), a2 = qt_section_at(b2, names[i], &l2);
+    uint8_t *b4 = pack(ctx, QJIT_SCHEME_W4A4, W, N, K, NULL, &bytes4);
+    /* w4a4's weights and scales, byte for byte (the caller's order). */
+    static const char *const names[] = {"qweight", "scale"};
+    for (int i = 0; i < 2; i++) {
+        size_t l1, l2, a1 = qt_section_at(b, names[i], &l1), a2 = qt_section_at(b4, names[i], &l2);
         ck_assert_uint_eq(l1, l2);
-        ck_assert_msg(!memcmp(b + a1, b2 + a2, l1), "%s differs from w4ax's", names[i]);
+        ck_assert_msg(!memcmp(b + a1, b4 + a2, l1), "%s differs from w4a4's", names[i]);
     }
     qjit_activation_info ai;
     qjit_activation_info_init(&ai);
     ck_assert_int_eq(qjit_weights_activation(ctx, b, bytes, &ai), QJIT_OK);
     ck_assert_int_eq(ai.parts, 1);
     ck_assert_int_eq(ai.bits, 4);
-    ck_assert_int_eq(ai.permuted, 1);
+    ck_assert_int_eq(ai.permuted, 0);
     const int64_t a8 = ai.a8_channels;
     ck_assert_int_eq(a8, (int64_t)ceil(shares[_i] * (double)(K / 128) - 1e-9) * 128);
-    size_t at = qt_section_at(b, "perm", NULL);
+    /* The INT8 channels: w4ax's order's first a8, in the set section and
+     * through qjit_weights_int8_set (for both schemes). */
+    uint8_t is8[512], is8_w4ax[512], want[512] = {0};
+    size_t set_len, set_at = qt_section_at(b, "a8set", &set_len), at2 = qt_section_at(b2, "perm", NULL);
+    ck_assert_uint_eq(set_len, (size_t)K / 8);
+    for (int64_t j = 0; j < a8; j++)
+        want[qt_le32(b2 + at2 + 4 * j)] = 1;
+    ck_assert_int_eq(qjit_weights_int8_set(ctx, b, bytes, is8), QJIT_OK);
+    ck_assert_int_eq(qjit_weights_int8_set(ctx, b2, bytes2, is8_w4ax), QJIT_OK);
+    for (int64_t k = 0; k < K; k++) {
+        ck_assert_int_eq(b[set_at + k / 8] >> (k % 8) & 1, want[k]);
+        ck_assert_int_eq(is8[k], want[k]);
+        ck_assert_int_eq(is8_w4ax[k], want[k]);
+    }
+    ck_assert_int_eq(qjit_weights_int8_set(ctx, b, bytes, NULL), QJIT_INVALID_ARGUMENT);
     uint16_t *X = qt_xmalloc(sizeof(uint16_t) * (size_t)(M * K));
     float *xf = qt_xmalloc(sizeof(float) * (size_t)(M * K));
     for (int64_t m = 0; m < M; m++)
-        for (int64_t j = 0; j < K; j++) {
-            /* Position j of the layer's order; token m's outliers 4x .. 100x. */
-            double gain = j < a8 && j % 5 == 0 ? 4.0 + 12.0 * (double)m : 1.0;
-            double v = m == 3 ? 0.0 : m == 5 && j < a8 ? 0.0 : qt_normal(&r) * gain;
-            X[m * K + qt_le32(b + at + 4 * j)] = qjit__float_to_half((float)v);
+        for (int64_t k = 0; k < K; k++) {
+            /* Token m's outliers 4x .. 100x on some INT8 channels. */
+            double gain = is8[k] && k % 5 == 0 ? 4.0 + 12.0 * (double)m : 1.0;
+            double v = m == 3 ? 0.0 : m == 5 && is8[k] ? 0.0 : qt_normal(&r) * gain;
+            X[m * K + k] = qjit__float_to_half((float)v);
         }
     for (int64_t i = 0; i < M * K; i++)
         xf[i] = qjit__half_to_float(X[i]);
@@ -281,17 +298,15 @@ START_TEST(shared_scale_matches_its_definition)
     int int8_sets_scale = 0;
     for (int64_t m = 0; m < M; m++) {
         float m8 = 0.0f, m4 = 0.0f;
-        for (int64_t j = 0; j < K; j++) {
-            float v = fabsf(xf[m * K + qt_le32(b + at + 4 * j)]);
-            *(j < a8 ? &m8 : &m4) = fmaxf(*(j < a8 ? &m8 : &m4), v);
-        }
+        for (int64_t k = 0; k < K; k++)
+            *(is8[k] ? &m8 : &m4) = fmaxf(*(is8[k] ? &m8 : &m4), fabsf(xf[m * K + k]));
         float s = m8 == 0.0f && m4 == 0.0f ? 1.0f : fmaxf(m8 / 127.0f, m4 / 7.0f);
         int8_sets_scale += m8 / 127.0f > m4 / 7.0f;
         ck_assert_msg(sx[m] == s, "token %lld: scale %g, want %g", (long long)m, (double)sx[m], (double)s);
-        for (int64_t j = 0; j < K; j++) {
-            float limit = j < a8 ? 127.0f : 7.0f, q = roundf(xf[m * K + qt_le32(b + at + 4 * j)] / s);
+        for (int64_t k = 0; k < K; k++) {
+            float limit = is8[k] ? 127.0f : 7.0f, q = roundf(xf[m * K + k] / s);
             q = q > limit ? limit : q < -limit ? -limit : q;
-            ck_assert_int_eq(Xq[m * K + j], (int)q);
+            ck_assert_int_eq(Xq[m * K + k], (int)q);
         }
     }
     if (a8 > 0)
@@ -305,7 +320,7 @@ START_TEST(shared_scale_matches_its_definition)
         ck_assert(!memcmp(Xq4, Xq, (size_t)(M * K)) && !memcmp(sx4, sx, sizeof sx));
         free(Xq4);
     }
-    /* The GEMM: one plane over the layer's order. */
+    /* The GEMM: one plane over the caller's order. */
     int32_t *acc = qt_xmalloc(sizeof(int32_t) * (size_t)(M * N));
     float *Y = qt_xmalloc(sizeof(float) * (size_t)(M * N));
     ck_assert_int_eq(qjit_reference_gemm(ctx, b, bytes, M, Xq, sx, acc, Y), QJIT_OK);
@@ -334,6 +349,7 @@ START_TEST(shared_scale_matches_its_definition)
     free(xf);
     free(b);
     free(b2);
+    free(b4);
     free(W);
     free(calib);
 }
@@ -443,6 +459,45 @@ START_TEST(corrupted_order_refused)
 }
 END_TEST
 
+/* A checksum-valid w4ax-s buffer whose INT8 channels' set does not hold
+ * exactly the layer's INT8 channels is refused; w4ax-s and w4ax buffers are
+ * not taken for each other. */
+START_TEST(corrupted_set_refused)
+{
+    qt_rng r = qt_rng_make(0xC0Cu);
+    const int64_t N = 16, K = 512, rows = 4;
+    float *W = normal_weights(&r, N, K), *calib = calibration(&r, rows, K);
+    qjit_context *ctx = qt_bare_context();
+    qjit_quantize_options o = w4ax_options(calib, rows, 0.25);
+    size_t bytes;
+    uint8_t *good = pack(ctx, QJIT_SCHEME_W4AX_S, W, N, K, &o, &bytes), *b = qt_xmalloc(bytes);
+    size_t at = qt_section_at(good, "a8set", NULL);
+    qjit__weights_view v;
+    ck_assert_int_eq(qjit__weights_view_init(ctx, good, bytes, 1, &v), QJIT_OK);
+    /* A channel added (the first not in the set), then one taken away. */
+    for (int add = 0; add < 2; add++) {
+        memcpy(b, good, bytes);
+        int64_t k = 0;
+        while ((good[at + k / 8] >> (k % 8) & 1) == add)
+            k++;
+        b[at + k / 8] ^= (uint8_t)(1u << (k % 8));
+        qt_reseal(b, bytes);
+        ck_assert_int_eq(qjit__weights_view_init(ctx, b, bytes, 1, &v), QJIT_CORRUPT_WEIGHTS);
+        ck_assert_msg(strstr(qjit_last_error(ctx), add ? "holds 129 channels" : "holds 127 channels"), "%s",
+                      qjit_last_error(ctx));
+    }
+    /* The same bytes claiming to be w4ax: its section table says otherwise. */
+    memcpy(b, good, bytes);
+    qt_put_le(b + 12, W4AX, 4);
+    qt_reseal(b, bytes);
+    ck_assert_int_eq(qjit__weights_view_init(ctx, b, bytes, 1, &v), QJIT_CORRUPT_WEIGHTS);
+    free(b);
+    free(good);
+    free(W);
+    free(calib);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("w4ax");
@@ -453,6 +508,7 @@ Suite *qjit_test_suite(void)
         {"shared_scale", shared_scale_matches_its_definition, 3},
         {"refusals", refusals, 1},
         {"corrupted", corrupted_order_refused, 1},
+        {"corrupted_set", corrupted_set_refused, 1},
     };
     qt_add_tests(s, tests, sizeof tests / sizeof tests[0], 120);
     return s;
