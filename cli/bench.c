@@ -26,7 +26,10 @@ static const char usage[] =
     "                  [--group G] [--variant KEY]... [--reps R] [--no-peers] [--csv FILE]\n"
     "                  [--json FILE] [--seed S] [--sparsity RHO,...] [--a8 SHARE]\n"
     "Runs quantized layers of each scheme and the cuBLASLt peers (BF16, INT8->INT32, FP8\n"
-    "E4M3) on the same shapes in one process. Defaults: scheme w4a8-lqq; the Llama-2-7B/70B\n"
+    "E4M3) on the same shapes in one process: each layer as forward (the activation\n"
+    "kernel and the GEMM: 'qjit us') and as the GEMM alone on tokens quantized before the\n"
+    "call (qjit_linear_forward_tokens: 'tok us'), the way the peers take their inputs,\n"
+    "both checked bit-exact first. Defaults: scheme w4a8-lqq; the Llama-2-7B/70B\n"
     "shapes 12288x4096, 4096x4096, 22016x4096, 4096x11008, 10240x8192, 8192x8192,\n"
     "57344x8192, 8192x28672 and M = 1,4,16,32,64,128,256,512,1024,4096; group 128 (for\n"
     "schemes that take it: w8a8 is per channel, w4a8-is needs groups); 50 repetitions.\n"
@@ -55,6 +58,7 @@ typedef struct point {
     int group;
     long long N, K, M;
     double us, tops, floor_frac;
+    double tok_us;                /* the GEMM alone on tokens quantized before the call (0: not timed) */
     double peer_us[NPEERS];       /* 0: not available */
     int checked;                  /* rows compared, exact */
     int forced;                   /* 1: a --variant row, not the dispatch table's choice */
@@ -150,6 +154,65 @@ static int do_forward(void *ud)
 {
     fwd_ud *f = ud;
     return qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, NULL) != QJIT_OK;
+}
+
+typedef struct tok_ud {
+    qjit_linear *lin;
+    long long M;
+    const qjit_tokens *t;
+    CUdeviceptr Y;
+} tok_ud;
+
+static int do_tokens(void *ud)
+{
+    tok_ud *u = ud;
+    return qjit_linear_forward_tokens(u->lin, u->M, u->t, (void *)u->Y, NULL, 0, NULL) != QJIT_OK;
+}
+
+/* The GEMM alone, on X (dX) quantized once before (qjit_linear_quantize),
+ * as the cuBLAS peers take their inputs: checked first to give forward's
+ * output on the same X bit for bit. Returns its time in us, 0 if M's GEMM
+ * quantizes its own tokens, -1 if the outputs differ or a call fails. */
+static double time_tokens(bench *b, qjit_linear *lin, long long M, long long N, long long K, CUdeviceptr dX,
+                          CUdeviceptr dY)
+{
+    qjit_tokens_format tf;
+    qjit_tokens_format_init(&tf);
+    if (qjit_linear_tokens_format(lin, M, &tf) != QJIT_OK)
+        return 0;
+    const size_t yb = 2 * (size_t)(M * N);
+    CUdeviceptr dq = 0, ds = 0, dr = 0, dY2 = 0;
+    unsigned char *y1 = malloc(yb), *y2 = malloc(yb);
+    double us = -1;
+    qjit_tokens t;
+    qjit_tokens_init(&t);
+    if (!y1 || !y2 || b->d->MemAlloc(&dq, (size_t)(M * tf.row_bytes)) ||
+        b->d->MemAlloc(&ds, 4 * (size_t)(M * tf.scales)) || (tf.rowsum && b->d->MemAlloc(&dr, 4 * (size_t)M)) ||
+        b->d->MemAlloc(&dY2, yb))
+        goto done;
+    t.xq = (void *)dq;
+    t.sx = (float *)ds;
+    t.rowsum = (int32_t *)dr;
+    if (qjit_linear_quantize(lin, M, (void *)dX, &t, NULL) ||
+        qjit_linear_forward(lin, M, (void *)dX, (void *)dY, NULL, 0, NULL) ||
+        qjit_linear_forward_tokens(lin, M, &t, (void *)dY2, NULL, 0, NULL) || b->d->CtxSynchronize() ||
+        b->d->MemcpyDtoH(y1, dY, yb) || b->d->MemcpyDtoH(y2, dY2, yb))
+        goto done;
+    if (memcmp(y1, y2, yb)) {
+        fprintf(stderr, "qjit bench: %lldx%lld M=%lld: the GEMM on quantized tokens differs from forward\n", N, K, M);
+        goto done;
+    }
+    tok_ud u = {lin, M, &t, dY2};
+    us = time_calls(b, do_tokens, &u);
+done:
+    free(y1);
+    free(y2);
+    b->d->MemFree(dq);
+    b->d->MemFree(ds);
+    if (dr)
+        b->d->MemFree(dr);
+    b->d->MemFree(dY2);
+    return us;
 }
 
 typedef struct peer_ud {
@@ -501,6 +564,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
         } else {
             fwd_ud f = {lin, M, dX, dY};
             p->us = time_calls(b, do_forward, &f);
+            p->tok_us = time_tokens(b, lin, M, N, K, dX, dY);
             p->tops = qb_tops((double)M, (double)N, (double)K, p->us);
             p->floor_frac = floor_us / p->us;
             /* Host cost at M = 1, and at the first M past 64 (other
@@ -515,10 +579,14 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             }
             run_peers(b, si, mi, M, N, K, p);
             double best = qb_best_peer(p->peer_us, NPEERS);
-            printf("%-8s %3d %6lld %6lld %5lld %9.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d %5g%s\n",
-                   qjit_scheme_name(scheme), group, N, K, M, p->us, p->tops, p->floor_frac, p->peer_us[0],
+            printf("%-8s %3d %6lld %6lld %5lld %9.2f %8.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d %5g%s\n",
+                   qjit_scheme_name(scheme), group, N, K, M, p->us, p->tok_us, p->tops, p->floor_frac, p->peer_us[0],
                    p->peer_us[1], p->peer_us[2], best > 0 ? best / p->us : 0, p->checked, rho,
                    variant ? "  (forced)" : "");
+            if (p->tok_us < 0) {
+                (*wrong)++;
+                p->tok_us = 0;
+            }
             fflush(stdout);
             (*npts)++;
         }
@@ -866,8 +934,8 @@ int cmd_bench(int argc, char **argv)
     int npts = 0, wrong = 0;
     double host_us[3] = {0, 0, 0};
     long long host_big_m = 0;
-    printf("%-8s %3s %6s %6s %5s %9s %7s %6s %9s %9s %9s %7s %6s %5s\n", "scheme", "g", "N", "K", "M", "qjit us",
-           "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
+    printf("%-8s %3s %6s %6s %5s %9s %8s %7s %6s %9s %9s %9s %7s %6s %5s\n", "scheme", "g", "N", "K", "M", "qjit us",
+           "tok us", "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
     for (int s = 0; s < nshapes; s++) {
         float *W = layer_weights(&b, shapes[s][0], shapes[s][1]);
         /* Calibration rows for the budgets' residual blocks and two-part layers' INT8 channels. */
@@ -934,6 +1002,26 @@ int cmd_bench(int argc, char **argv)
                        "floor\n", ms[mi], qb_geomean(v, n), mmin, qb_geomean(f8, n), qb_geomean(fl, n));
             else if (n)
                 printf("  M=%-5lld geomean: %.2f of the weight-bytes floor\n", ms[mi], qb_geomean(fl, n));
+            /* The same on tokens quantized before the call, as the peers
+             * take theirs. */
+            n = 0;
+            mmin = 0;
+            for (int i = 0; i < npts; i++)
+                if (pts[i].scheme == schemes[c] && pts[i].M == ms[mi] && !pts[i].forced && pts[i].rho == 0 &&
+                    pts[i].tok_us > 0) {
+                    double best = qb_best_peer(pts[i].peer_us, NPEERS);
+                    v[n] = best > 0 ? best / pts[i].tok_us : 0;
+                    fl[n] = pts[i].floor_frac * pts[i].us / pts[i].tok_us;
+                    f8[n] = pts[i].peer_us[QB_FP8] > 0 ? pts[i].peer_us[QB_FP8] / pts[i].tok_us : 0;
+                    if (v[n] > 0 && (mmin == 0 || v[n] < mmin))
+                        mmin = v[n];
+                    n++;
+                }
+            if (n && peers)
+                printf("  %-7s tokens in: %.2fx best cuBLAS (min %.2fx), %.2fx cuBLAS FP8, %.2f of the floor\n", "",
+                       qb_geomean(v, n), mmin, qb_geomean(f8, n), qb_geomean(fl, n));
+            else if (n)
+                printf("  %-7s tokens in: %.2f of the floor\n", "", qb_geomean(fl, n));
         }
     }
     /* Each scheme against w4a8-lqq: the price (or gain) of its arithmetic. */
@@ -976,8 +1064,8 @@ int cmd_bench(int argc, char **argv)
             continue;
         printf("\nw8a8 against cuBLAS INT8 (int8 us / w8a8 us):\n");
         for (int mi = 0; mi < nms; mi++) {
-            int n = 0;
-            double mmin = 0, tops = 0;
+            int n = 0, nt = 0;
+            double mmin = 0, tmin = 0, tops = 0;
             for (int i = 0; i < npts; i++)
                 if (pts[i].scheme == QJIT_SCHEME_W8A8 && pts[i].M == ms[mi] && !pts[i].forced &&
                     pts[i].peer_us[QB_INT8] > 0) {
@@ -986,10 +1074,17 @@ int cmd_bench(int argc, char **argv)
                         mmin = v[n];
                     tops = tops > pts[i].tops ? tops : pts[i].tops;
                     n++;
+                    if (pts[i].tok_us > 0) {   /* tokens quantized before the call, as cuBLAS takes them */
+                        fl[nt] = pts[i].peer_us[QB_INT8] / pts[i].tok_us;
+                        tmin = tmin == 0 || fl[nt] < tmin ? fl[nt] : tmin;
+                        nt++;
+                    }
                 }
             if (n)
                 printf("  M=%-5lld geomean %.3f, min %.3f; best %.0f TOPS = %.2f of the INT8 peak\n", ms[mi],
                        qb_geomean(v, n), mmin, tops, b.int8_peak_tops > 0 ? tops / b.int8_peak_tops : 0);
+            if (nt)
+                printf("  %-7s tokens in: geomean %.3f, min %.3f\n", "", qb_geomean(fl, nt), tmin);
         }
     }
     for (int c = 0; c < nschemes; c++)
@@ -1014,12 +1109,12 @@ int cmd_bench(int argc, char **argv)
         FILE *f = fopen(csv_path, "w");
         if (f) {
             fprintf(f, "N,K,M,qjit_us,tops,floor_frac,cublas_bf16_us,cublas_int8_us,cublas_fp8_us,speedup_best,variant,"
-                       "forced,scheme,group,sparsity,density\n");
+                       "forced,scheme,group,sparsity,density,tokens_us\n");
             for (int i = 0; i < npts; i++)
-                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d,%s,%d,%g,%.6f\n", pts[i].N,
+                fprintf(f, "%lld,%lld,%lld,%.3f,%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%d,%s,%d,%g,%.6f,%.3f\n", pts[i].N,
                         pts[i].K, pts[i].M, pts[i].us, pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0],
                         pts[i].peer_us[1], pts[i].peer_us[2], sp[i], pts[i].key, pts[i].forced,
-                        qjit_scheme_name(pts[i].scheme), pts[i].group, pts[i].rho, pts[i].density);
+                        qjit_scheme_name(pts[i].scheme), pts[i].group, pts[i].rho, pts[i].density, pts[i].tok_us);
             fclose(f);
         }
     }
@@ -1038,10 +1133,10 @@ int cmd_bench(int argc, char **argv)
                 fprintf(f, "  {\"scheme\": \"%s\", \"group\": %d, \"N\": %lld, \"K\": %lld, \"M\": %lld, "
                            "\"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, \"cublas_bf16_us\": %.3f, "
                            "\"cublas_int8_us\": %.3f, \"cublas_fp8_us\": %.3f, \"speedup_best\": %.3f, "
-                           "\"variant\": \"%s\", \"forced\": %d, \"sparsity\": %g, \"density\": %.6f}%s\n",
+                           "\"variant\": \"%s\", \"forced\": %d, \"sparsity\": %g, \"density\": %.6f, \"tokens_us\": %.3f}%s\n",
                         qjit_scheme_name(pts[i].scheme), pts[i].group, pts[i].N, pts[i].K, pts[i].M, pts[i].us,
                         pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1], pts[i].peer_us[2], sp[i],
-                        pts[i].key, pts[i].forced, pts[i].rho, pts[i].density, i + 1 < npts ? "," : "");
+                        pts[i].key, pts[i].forced, pts[i].rho, pts[i].density, pts[i].tok_us, i + 1 < npts ? "," : "");
             fprintf(f, "],\n \"compile\": [\n");
             compile_times(&b, pts, npts, arch, f);
             fprintf(f, "\n]}\n");

@@ -167,13 +167,15 @@ static qjit_status read_kernel(qjit__rec *b_rec, const char *field, bucket_read 
 static qjit_status read_ws(qjit__rec *s, int i, void *ud)
 {
     qjit__ws_section *w = &((qjit__bucket_plan *)ud)->ws[i];
-    long long fixed, per_m, per_mtile;
+    long long fixed, per_m, per_mtile, tokens;
     qjit_status st;
     if ((st = qjit__rec_strcpy(s, "name", w->name, sizeof w->name)) ||
         (st = qjit__rec_int_or(s, "fixed", 0, INT32_MAX, 0, &fixed)) ||
         (st = qjit__rec_int_or(s, "per_m", 0, INT32_MAX, 0, &per_m)) ||
-        (st = qjit__rec_int_or(s, "per_mtile", 0, INT32_MAX, 0, &per_mtile)))
+        (st = qjit__rec_int_or(s, "per_mtile", 0, INT32_MAX, 0, &per_mtile)) ||
+        (st = qjit__rec_int_or(s, "tokens", 0, QJIT__TOKENS_ROWSUM, 0, &tokens)))
         return st;
+    w->tokens = (int)tokens;
     w->fixed = (uint64_t)fixed;
     w->per_m = (uint64_t)per_m;
     w->per_mtile = (uint64_t)per_mtile;
@@ -226,13 +228,15 @@ static qjit_status read_bucket(qjit__rec *b_rec, int i, void *ud)
     qjit__layer_plan *lp = ud;
     qjit__bucket_plan *b = &lp->buckets[i];
     bucket_read r = {lp, b, NULL};
-    long long max_m, tile_m;
+    long long max_m, tile_m, pack;
     qjit_status st;
     if ((st = qjit__rec_int(b_rec, "max_m", 0, INT32_MAX, &max_m)) ||
-        (st = qjit__rec_int(b_rec, "tile_m", 1, 4096, &tile_m)))
+        (st = qjit__rec_int(b_rec, "tile_m", 1, 4096, &tile_m)) ||
+        (st = qjit__rec_int_or(b_rec, "token_pack", 1, 2, 1, &pack)))
         return st;
     b->max_m = max_m;
     b->tile_m = (int)tile_m;
+    b->token_pack = (int)pack;
     if (qjit__rec_has(b_rec, "kslice")) {
         qjit__rec ks;
         long long tn, tk, split;

@@ -56,11 +56,16 @@ typedef struct qjit__kernel_plan {
                                     cleared while a stream is captured; else -1 */
 } qjit__kernel_plan;
 
+/* The quantized tokens' parts, as workspace sections hold them. */
+enum { QJIT__TOKENS_XQ = 1, QJIT__TOKENS_SX = 2, QJIT__TOKENS_ROWSUM = 3 };
+
 /* A workspace section: fixed + per_m * M + per_mtile * ceil(M / tile_m)
  * bytes, laid out in order, each 256-byte aligned. */
 typedef struct qjit__ws_section {
     char name[QJIT__PLAN_NAME];
     uint64_t fixed, per_m, per_mtile;
+    int tokens;                  /* what the activation kernel writes, or the caller passes in
+                                    (qjit_tokens): QJIT__TOKENS_XQ, _SX, _ROWSUM; 0: other */
 } qjit__ws_section;
 
 /* Element types of tensor maps. */
@@ -82,6 +87,7 @@ typedef struct qjit__bucket_plan {
     int64_t max_m;               /* 0: any larger M */
     int tile_m;                  /* the GEMM's tokens per CTA (sizes per_mtile sections) */
     int has_quant;               /* 0: the GEMM quantizes its own tokens */
+    int token_pack;              /* INT4 token values per byte of xq: 1, or 2 (mma=s4) */
     /* A sparse GEMM's split-K slices by work (runtime/residual.h): its
      * tile's rows and k and its split; 0: none. */
     int kslice_tile_n, kslice_tile_k, kslice_split;

@@ -495,6 +495,58 @@ QJIT_API qjit_status qjit_linear_forward(qjit_linear *lin, int64_t M, const void
 QJIT_API qjit_status qjit_linear_forward_acc(qjit_linear *lin, int64_t M, const void *X, int32_t *acc,
                                              void *workspace, size_t workspace_bytes, void *stream);
 
+/*! Tokens quantized for a layer outside its forward (device pointers, each
+ *  16-byte aligned; qjit_tokens_init first), in the format
+ *  qjit_linear_tokens_format states: xq, M rows of row_bytes back to back;
+ *  sx, M x scales floats (a token's together); rowsum, M int32 sums where
+ *  the format has them, else NULL. */
+typedef struct qjit_tokens {
+    size_t struct_size;           /* sizeof(qjit_tokens) */
+    void *xq;
+    float *sx;
+    int32_t *rowsum;
+} qjit_tokens;
+
+QJIT_API void qjit_tokens_init(qjit_tokens *tokens);
+
+/*! The quantized tokens a layer's GEMM takes at M (qjit_tokens_format_init
+ *  first). The values are those of qjit_reference_quantize_activations_for
+ *  (qjit_activation_info says their bits, parts and channel order), one
+ *  value per byte -- or, pack = 2, INT4 values two per byte (in each 32
+ *  values of an INT4 part, byte b holds value b in its low nibble and
+ *  b + 16 in its high one; targets with INT4 tensor cores only, sm_80..89). */
+typedef struct qjit_tokens_format {
+    size_t struct_size;           /* sizeof(qjit_tokens_format) */
+    int64_t row_bytes;            /* bytes of one token's row of xq */
+    int pack;                     /* INT4 values per byte: 1 or 2 */
+    int scales;                   /* floats per token in sx: 1, or 2 (w4ax: the INT8 part's, the INT4 part's) */
+    int rowsum;                   /* 1: rowsum[m] = sum_k xq[m, k] too (w4a8-qoq per channel) */
+} qjit_tokens_format;
+
+QJIT_API void qjit_tokens_format_init(qjit_tokens_format *format);
+
+/*! qjit_linear_tokens_format() : the tokens the layer takes at M (the same
+ *  for every M on sm_90; by M bucket where pack can be 2).
+ *  @return QJIT_INVALID_ARGUMENT if M's GEMM quantizes its own tokens (a
+ *  forced actq=fused variant). */
+QJIT_API qjit_status qjit_linear_tokens_format(const qjit_linear *lin, int64_t M, qjit_tokens_format *format);
+
+/*! qjit_linear_quantize() : the layer's activation quantization alone: X
+ *  (M x K FP16, device, 16-byte aligned) into the caller's tokens, on
+ *  stream, bit-identical to what forward quantizes. One launch, no
+ *  workspace. */
+QJIT_API qjit_status qjit_linear_quantize(qjit_linear *lin, int64_t M, const void *X, const qjit_tokens *tokens,
+                                          void *stream);
+
+/*! qjit_linear_forward_tokens() : Y = the layer's GEMM of tokens the caller
+ *  quantized (qjit_linear_quantize, or a kernel of its own that writes the
+ *  same format), the GEMM launch alone; Y bit-identical to forward's on the
+ *  same X. workspace as for forward (the layer's own if NULL; a caller's
+ *  costs one memset of its split-K counters per call where M's GEMM has
+ *  them, since its contents are unknown). */
+QJIT_API qjit_status qjit_linear_forward_tokens(qjit_linear *lin, int64_t M, const qjit_tokens *tokens, void *Y,
+                                                void *workspace, size_t workspace_bytes, void *stream);
+
 /*! qjit_linear_variant() : the canonical key the layer uses at M. */
 QJIT_API qjit_status qjit_linear_variant(qjit_linear *lin, int64_t M, char *buf, size_t size);
 

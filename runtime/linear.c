@@ -417,7 +417,14 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
         qjit__free(ctx, derived, derived_size);
     if (st == QJIT_OK) {
         lin->workspace_bytes = workspace_for_tokens(lin, opts.max_tokens);
-        lin->workspace = device_alloc(ctx, lin->workspace_bytes, &st);
+        /* Zeroed once: the GEMMs leave their counters as they find them,
+         * so GEMMs on the caller's tokens (no activation kernel before
+         * them to zero the counters) find them zeroed. */
+        if ((lin->workspace = device_alloc(ctx, lin->workspace_bytes, &st)) != 0) {
+            CUresult r = ctx->driver.MemsetD8(lin->workspace, 0, lin->workspace_bytes);
+            if (r != CUDA_SUCCESS)
+                st = qjit__cuda_error(ctx, &ctx->driver, r, "cuMemsetD8 (workspace)");
+        }
     }
     pthread_mutex_unlock(&ctx->lock);
     if (st)
@@ -490,8 +497,9 @@ qjit_status qjit_linear_variant(qjit_linear *lin, int64_t M, char *buf, size_t s
 /* The values of one call that slots bind. */
 typedef struct call {
     int32_t m;
-    CUdeviceptr x, y, ws;
-    size_t offset[QJIT__PLAN_WS], size[QJIT__PLAN_WS];
+    CUdeviceptr x, y;
+    CUdeviceptr at[QJIT__PLAN_WS];       /* each workspace section's address (the caller's tokens: theirs) */
+    size_t size[QJIT__PLAN_WS];
     unsigned long long epoch;
     uint64_t maps[QJIT__PLAN_MAPS][16];   /* tensor maps of the workspace, encoded for this call */
 } call;
@@ -513,14 +521,14 @@ static qjit_status call_args(qjit_linear *lin, const bucket *b, const binding *b
         args[i] = &vals[i];
         switch (s->kind) {
         case QJIT__SLOT_WORKSPACE:
-            vals[i].ptr = c->ws + c->offset[s->ref];
+            vals[i].ptr = c->at[s->ref];
             break;
         case QJIT__SLOT_COUNT:
             vals[i].i32 = (int32_t)(c->size[s->ref] / 4);
             break;
         case QJIT__SLOT_MAP: {
             const qjit__map_plan *mp = &b->plan->maps[s->ref];
-            qjit_status st = encode_map(lin->ctx, c->maps[s->ref], mp, c->ws + c->offset[mp->ref],
+            qjit_status st = encode_map(lin->ctx, c->maps[s->ref], mp, c->at[mp->ref],
                                         mp->rows + mp->rows_per_m * (uint64_t)c->m);
             if (st)
                 return st;
@@ -602,15 +610,21 @@ static qjit_status launch(qjit_linear *lin, const bucket *b, const binding *bd, 
 }
 
 /* Makes the workspace at least `need` bytes: the one allocation forward may
- * make, when M first exceeds what the layer was created for. */
+ * make, when M first exceeds what the layer was created for. It starts
+ * zeroed, as the sections the GEMMs leave zeroed (split-K counters) must. */
 static qjit_status grow_workspace(qjit_linear *lin, size_t need, CUstream stream)
 {
     qjit_status st = QJIT_OK;
     pthread_mutex_lock(&lin->lock);
     if (need > lin->workspace_bytes) {
+        const qjit__driver *d = &lin->ctx->driver;
         CUdeviceptr grown = device_alloc(lin->ctx, need, &st);
-        if (grown) {
-            lin->ctx->driver.StreamSynchronize(stream);
+        CUresult r = grown ? d->MemsetD8Async(grown, 0, need, stream) : CUDA_SUCCESS;
+        if (r != CUDA_SUCCESS) {
+            st = qjit__cuda_error(lin->ctx, d, r, "zeroing the grown workspace");
+            device_free(lin->ctx, grown, need);
+        } else if (grown) {
+            d->StreamSynchronize(stream);
             device_free(lin->ctx, lin->workspace, lin->workspace_bytes);
             lin->workspace = grown;
             lin->workspace_bytes = need;
@@ -620,9 +634,75 @@ static qjit_status grow_workspace(qjit_linear *lin, size_t need, CUstream stream
     return st;
 }
 
-/* The forward path; acc selects the INT32-accumulator epilogue. */
-static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out, void *workspace,
-                           size_t workspace_bytes, void *stream_in, int acc)
+/* What a call runs: the activation kernel then the GEMM (forward), the GEMM
+ * alone on tokens the caller quantized, or the activation kernel alone
+ * into the caller's buffers. */
+typedef enum run_what { RUN_BOTH, RUN_GEMM, RUN_QUANT } run_what;
+
+static const char *const TOKEN_FIELD[] = {[QJIT__TOKENS_XQ] = "xq", [QJIT__TOKENS_SX] = "sx",
+                                          [QJIT__TOKENS_ROWSUM] = "rowsum"};
+
+/* Points the bucket's token sections at the caller's buffers (c->at),
+ * after checking that each one the layer takes is given, 16-byte aligned,
+ * and that none it does not take is. */
+static qjit_status bind_tokens(qjit_linear *lin, const bucket *b, int64_t M, const qjit_tokens *in, call *c)
+{
+    qjit_context *ctx = lin->ctx;
+    if (!in || in->struct_size == 0 || in->struct_size > sizeof *in)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tokens is NULL or its struct_size is not set "
+                           "(qjit_tokens_init)");
+    if (!b->plan->has_quant)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "the GEMM of M = %lld (%s) quantizes its own tokens: it "
+                           "takes FP16 X (qjit_linear_forward), not quantized tokens", (long long)M,
+                           b->plan->gemm.key);
+    qjit_tokens t;
+    memset(&t, 0, sizeof t);
+    memcpy(&t, in, in->struct_size);
+    void *given[] = {[QJIT__TOKENS_XQ] = t.xq, [QJIT__TOKENS_SX] = t.sx, [QJIT__TOKENS_ROWSUM] = t.rowsum};
+    int taken[QJIT__TOKENS_ROWSUM + 1] = {0};
+    for (int i = 0; i < b->plan->nws; i++) {
+        int role = b->plan->ws[i].tokens;
+        if (!role)
+            continue;
+        taken[role] = 1;
+        if (!given[role])
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tokens.%s is NULL; this layer takes it "
+                               "(qjit_linear_tokens_format)", TOKEN_FIELD[role]);
+        if ((uintptr_t)given[role] & 15)
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tokens.%s is not 16-byte aligned (%p)",
+                               TOKEN_FIELD[role], given[role]);
+        c->at[i] = (CUdeviceptr)(uintptr_t)given[role];
+    }
+    for (int role = QJIT__TOKENS_XQ; role <= QJIT__TOKENS_ROWSUM; role++)
+        if (given[role] && !taken[role])
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tokens.%s is given, but this layer takes none "
+                               "(qjit_linear_tokens_format): set it to NULL", TOKEN_FIELD[role]);
+    return QJIT_OK;
+}
+
+/* Zeroes what the activation kernel would have zeroed for the GEMM (its
+ * workspace slots that are not tokens: split-K counters, the stash's
+ * bitmap) in a caller's workspace, whose contents are unknown. */
+static qjit_status zero_for_gemm(qjit_linear *lin, const bucket *b, const call *c, CUstream stream)
+{
+    const qjit__kernel_plan *q = &b->plan->quant;
+    const qjit__driver *d = &lin->ctx->driver;
+    for (int i = 0; i < q->nslots; i++) {
+        const qjit__slot *s = &q->slots[i];
+        if (s->kind != QJIT__SLOT_WORKSPACE || s->ref < 0 || b->plan->ws[s->ref].tokens || !c->size[s->ref])
+            continue;
+        CUresult r = d->MemsetD8Async(c->at[s->ref], 0, c->size[s->ref], stream);
+        if (r != CUDA_SUCCESS) {
+            qjit_status st = qjit__cuda_error(lin->ctx, d, r, "cuMemsetD8Async");
+            qjit__error_append(lin->ctx, " (zeroing the workspace's %s)", b->plan->ws[s->ref].name);
+            return st;
+        }
+    }
+    return QJIT_OK;
+}
+
+static qjit_status run(qjit_linear *lin, int64_t M, const void *X, const qjit_tokens *tok, void *out,
+                       void *workspace, size_t workspace_bytes, void *stream_in, int acc, run_what what)
 {
     if (!lin)
         return QJIT_INVALID_ARGUMENT;
@@ -631,44 +711,63 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
     if (!m_in_range(lin, M))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld: the token count must be in 1..%d (and M x K "
                            "below 2^46)", (long long)M, INT_MAX);
-    if (!X || !out)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", X ? "the output pointer" : "X");
-    if (((uintptr_t)X | (uintptr_t)out) & 15)
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is not 16-byte aligned (%p)",
-                           ((uintptr_t)X & 15) ? "X" : "the output pointer", ((uintptr_t)X & 15) ? X : out);
+    if (what != RUN_GEMM && !X)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "X is NULL");
+    if (what != RUN_QUANT && !out)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "the output pointer is NULL");
+    if ((uintptr_t)X & 15)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "X is not 16-byte aligned (%p)", X);
+    if ((uintptr_t)out & 15)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "the output pointer is not 16-byte aligned (%p)", out);
     bucket *b = (bucket *)find_bucket(lin, M);
     call c;
+    memset(c.at, 0, sizeof c.at);
     c.m = (int32_t)M;
-    size_t need = ws_layout(b->plan, M, c.offset, c.size);
-    if (workspace && (((uintptr_t)workspace & 255) || workspace_bytes < need))
+    size_t offset[QJIT__PLAN_WS];
+    size_t need = ws_layout(b->plan, M, offset, c.size);
+    if (what != RUN_QUANT && workspace && (((uintptr_t)workspace & 255) || workspace_bytes < need))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "workspace must be 256-byte aligned and hold %zu bytes "
                            "for M = %lld (got %zu at %p)", need, (long long)M, workspace_bytes, workspace);
-    const binding *gb = acc ? &b->gemm_acc : &b->gemm;
-    const qjit__kernel *quant = NULL, *gemm;
     qjit_status st = QJIT_OK;
-    if (b->plan->has_quant)
+    if (what != RUN_BOTH && (st = bind_tokens(lin, b, M, tok, &c)))
+        return st;
+    const binding *gb = acc ? &b->gemm_acc : &b->gemm;
+    const qjit__kernel *quant = NULL, *gemm = NULL;
+    if (what != RUN_GEMM && b->plan->has_quant)
         st = get_kernel(lin, &b->quant, &b->quant_k, &quant);
-    if (st || (st = get_kernel(lin, gb, acc ? &b->gemm_acc_k : &b->gemm_k, &gemm)))
+    if (st || (what != RUN_QUANT && (st = get_kernel(lin, gb, acc ? &b->gemm_acc_k : &b->gemm_k, &gemm))))
         return st;
     /* Refuse a launch too large before anything (the workspace) changes. */
-    unsigned ggrid[3], qgrid[3] = {1, 1, 1};
-    if (!grid_of(gb->plan, M, ggrid) || (quant && !grid_of(b->quant.plan, M, qgrid)))
+    unsigned ggrid[3] = {1, 1, 1}, qgrid[3] = {1, 1, 1};
+    if ((gemm && !grid_of(gb->plan, M, ggrid)) || (quant && !grid_of(b->quant.plan, M, qgrid)))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "M = %lld needs more blocks along a grid dimension than a "
                            "launch allows (65535 along y and z): split the call", (long long)M);
     const qjit__driver *d = &ctx->driver;
     CUcontext current = NULL;
     if (d->CtxGetCurrent(&current) != CUDA_SUCCESS || current != d->context)
         d->CtxSetCurrent(d->context);
-    c.ws = (CUdeviceptr)(uintptr_t)workspace;
-    if (!c.ws) {
-        if (need > lin->workspace_bytes && (st = grow_workspace(lin, need, stream)))
-            return st;
-        c.ws = lin->workspace;
+    /* The workspace's sections; the activation kernel alone writes only the
+     * caller's tokens (nothing else: no counters to zero). */
+    CUdeviceptr ws = 0;
+    if (what != RUN_QUANT) {
+        ws = (CUdeviceptr)(uintptr_t)workspace;
+        if (!ws) {
+            if (need > lin->workspace_bytes && (st = grow_workspace(lin, need, stream)))
+                return st;
+            ws = lin->workspace;
+        }
+    }
+    for (int i = 0; i < b->plan->nws; i++) {
+        if (what != RUN_BOTH && b->plan->ws[i].tokens)
+            continue;
+        c.at[i] = ws ? ws + offset[i] : 0;
+        if (!ws)
+            c.size[i] = 0;
     }
     c.x = (CUdeviceptr)(uintptr_t)X;
     c.y = (CUdeviceptr)(uintptr_t)out;
     c.epoch = 1;
-    int flags = gb->plan->flags;
+    int flags = gemm ? gb->plan->flags : -1;
     if (flags >= 0) {
         /* The GEMM quantizes its tokens and publishes this call's epoch in
          * its flags (templates/lib/token_wait.cu). A graph replays its
@@ -680,7 +779,7 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
         if ((r = d->StreamIsCapturing(stream, &capture)) != CUDA_SUCCESS)
             return qjit__cuda_error(ctx, d, r, "asking whether the stream is being captured");
         if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-            if ((r = d->MemsetD8Async(c.ws + c.offset[flags], 0, c.size[flags], stream)) != CUDA_SUCCESS)
+            if ((r = d->MemsetD8Async(c.at[flags], 0, c.size[flags], stream)) != CUDA_SUCCESS)
                 return qjit__cuda_error(ctx, d, r, "clearing the quantizer flags");
         } else {
             do
@@ -688,19 +787,76 @@ static qjit_status forward(qjit_linear *lin, int64_t M, const void *X, void *out
             while (c.epoch < 2);
         }
     }
+    /* The layer's own workspace stays zeroed where the GEMM needs it (the
+     * GEMMs leave it so); a caller's may hold anything. */
+    if (what == RUN_GEMM && workspace && (st = zero_for_gemm(lin, b, &c, stream)))
+        return st;
     if (quant && (st = launch(lin, b, &b->quant, quant, qgrid, &c, stream)))
         return st;
-    return launch(lin, b, gb, gemm, ggrid, &c, stream);
+    return gemm ? launch(lin, b, gb, gemm, ggrid, &c, stream) : QJIT_OK;
 }
 
 qjit_status qjit_linear_forward(qjit_linear *lin, int64_t M, const void *X, void *Y, void *workspace,
                                 size_t workspace_bytes, void *stream)
 {
-    return forward(lin, M, X, Y, workspace, workspace_bytes, stream, 0);
+    return run(lin, M, X, NULL, Y, workspace, workspace_bytes, stream, 0, RUN_BOTH);
 }
 
 qjit_status qjit_linear_forward_acc(qjit_linear *lin, int64_t M, const void *X, int32_t *acc, void *workspace,
                                     size_t workspace_bytes, void *stream)
 {
-    return forward(lin, M, X, acc, workspace, workspace_bytes, stream, 1);
+    return run(lin, M, X, NULL, acc, workspace, workspace_bytes, stream, 1, RUN_BOTH);
+}
+
+void qjit_tokens_init(qjit_tokens *tokens)
+{
+    memset(tokens, 0, sizeof *tokens);
+    tokens->struct_size = sizeof *tokens;
+}
+
+void qjit_tokens_format_init(qjit_tokens_format *format)
+{
+    memset(format, 0, sizeof *format);
+    format->struct_size = sizeof *format;
+}
+
+qjit_status qjit_linear_tokens_format(const qjit_linear *lin, int64_t M, qjit_tokens_format *format)
+{
+    if (!lin)
+        return QJIT_INVALID_ARGUMENT;
+    if (!format || format->struct_size == 0 || format->struct_size > sizeof *format)
+        return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "qjit_tokens_format is NULL or its struct_size is not "
+                           "set (qjit_tokens_format_init)");
+    if (!m_in_range(lin, M))
+        return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "M = %lld is out of range", (long long)M);
+    const qjit__bucket_plan *b = find_bucket(lin, M)->plan;
+    if (!b->has_quant)
+        return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "the GEMM of M = %lld (%s) quantizes its own tokens: "
+                           "it takes no quantized tokens", (long long)M, b->gemm.key);
+    qjit_tokens_format f;
+    memset(&f, 0, sizeof f);
+    f.struct_size = format->struct_size;
+    f.pack = b->token_pack;
+    /* Packed rows: a two-part layer's INT8 part keeps a byte a value. */
+    int64_t k8 = lin->param32;
+    f.row_bytes = f.pack == 1 ? lin->K : (k8 > 0 ? k8 + (lin->K - k8) / 2 : lin->K / 2);
+    for (int i = 0; i < b->nws; i++) {
+        if (b->ws[i].tokens == QJIT__TOKENS_SX)
+            f.scales = (int)(b->ws[i].per_m / 4);
+        else if (b->ws[i].tokens == QJIT__TOKENS_ROWSUM)
+            f.rowsum = 1;
+    }
+    memcpy(format, &f, format->struct_size);
+    return QJIT_OK;
+}
+
+qjit_status qjit_linear_quantize(qjit_linear *lin, int64_t M, const void *X, const qjit_tokens *tokens, void *stream)
+{
+    return run(lin, M, X, tokens, NULL, NULL, 0, stream, 0, RUN_QUANT);
+}
+
+qjit_status qjit_linear_forward_tokens(qjit_linear *lin, int64_t M, const qjit_tokens *tokens, void *Y,
+                                       void *workspace, size_t workspace_bytes, void *stream)
+{
+    return run(lin, M, NULL, tokens, Y, workspace, workspace_bytes, stream, 0, RUN_GEMM);
 }

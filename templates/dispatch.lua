@@ -532,7 +532,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
   local _, _, _, acc_slots = V.plan(acc_f)
   local grid = G.grid(p, N)
   local b = {
-    max_m = max_m, tile_m = p.tile_m,
+    max_m = max_m, tile_m = p.tile_m, token_pack = p.xpack or 1,
     gemm = kernel_plan(canon, slots, grid, p.cluster), gemm_acc = kernel_plan(acc_key, acc_slots, grid, p.cluster),
     workspace = G.workspace(p, L, N, K, sms), maps = {},
   }

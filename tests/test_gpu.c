@@ -111,6 +111,89 @@ static void unpack_tokens(int8_t *q, int64_t M, int64_t K, int64_t k8)
     free(packed);
 }
 
+/* The tokens entry at M, against forward's run of the same X (dX; its
+ * tokens, xq_bytes of them, in workspace dW, whose first section holds
+ * ws_xq_bytes; forward's output Y):
+ * qjit_linear_quantize writes
+ * into poisoned buffers of the stated format exactly the workspace's tokens,
+ * and forward_tokens on them gives Y bit for bit, on the layer's workspace
+ * and on a poisoned one of the caller's (its split-K counters zeroed by the
+ * call). A GEMM that quantizes its own tokens refuses both. */
+static void check_tokens_path(fixture *f, int64_t M, const char *key, CUdeviceptr dX, CUdeviceptr dW,
+                              size_t ws_bytes, size_t ws_xq_bytes, size_t xq_bytes, const uint16_t *Y)
+{
+    qjit__driver *d = f->d;
+    const size_t yn = (size_t)(M * f->N);
+    qjit_tokens_format tf;
+    qjit_tokens_format_init(&tf);
+    qjit_status st = qjit_linear_tokens_format(f->lin, M, &tf);
+    if (strstr(key, "actq=fused")) {
+        ck_assert_int_eq(st, QJIT_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(qjit_last_error(f->ctx), "quantizes its own tokens"));
+        return;
+    }
+    ck_assert_msg(st == QJIT_OK, "tokens_format M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
+    ck_assert_int_eq((size_t)tf.row_bytes * (size_t)M, xq_bytes);
+    qjit_activation_info ai;
+    qjit_activation_info_init(&ai);
+    ck_assert_int_eq(qjit_weights_activation(f->ctx, f->blob, f->bytes, &ai), QJIT_OK);
+    ck_assert_int_eq(tf.scales, ai.parts);
+    const size_t sx_bytes = (size_t)M * 4 * (size_t)tf.scales, rs_bytes = tf.rowsum ? (size_t)M * 4 : 0;
+    CUdeviceptr dq, ds, dr = 0, dY2, dW2;
+    CU(d->MemAlloc(&dq, xq_bytes));
+    CU(d->MemAlloc(&ds, sx_bytes));
+    if (rs_bytes)
+        CU(d->MemAlloc(&dr, rs_bytes));
+    CU(d->MemAlloc(&dY2, yn * 2));
+    CU(d->MemAlloc(&dW2, ws_bytes));
+    CU(d->MemsetD8(dq, 0x6B, xq_bytes));
+    CU(d->MemsetD8(ds, 0x6B, sx_bytes));
+    if (rs_bytes)
+        CU(d->MemsetD8(dr, 0x6B, rs_bytes));
+    qjit_tokens t;
+    qjit_tokens_init(&t);
+    t.xq = (void *)dq;
+    t.sx = (float *)ds;
+    t.rowsum = (int32_t *)dr;
+    st = qjit_linear_quantize(f->lin, M, (void *)dX, &t, NULL);
+    ck_assert_msg(st == QJIT_OK, "quantize M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
+    CU(d->CtxSynchronize());
+    /* The workspace's sections: xq, sx, then the row sums, 256-byte aligned. */
+    const size_t sx_at = (ws_xq_bytes + 255) & ~(size_t)255, rs_at = sx_at + ((sx_bytes + 255) & ~(size_t)255);
+    size_t most = xq_bytes > sx_bytes ? xq_bytes : sx_bytes;
+    unsigned char *a = malloc(most), *b = malloc(most);
+    const struct { CUdeviceptr mine; size_t at, bytes; const char *name; } parts[] = {
+        {dq, 0, xq_bytes, "xq"}, {ds, sx_at, sx_bytes, "sx"}, {dr, rs_at, rs_bytes, "rowsum"}};
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i].bytes)
+            continue;
+        CU(d->MemcpyDtoH(a, parts[i].mine, parts[i].bytes));
+        CU(d->MemcpyDtoH(b, dW + parts[i].at, parts[i].bytes));
+        ck_assert_msg(memcmp(a, b, parts[i].bytes) == 0, "M=%lld: qjit_linear_quantize's %s differs from forward's",
+                      (long long)M, parts[i].name);
+    }
+    free(a);
+    free(b);
+    uint16_t *Y2 = malloc(yn * 2);
+    for (int own = 1; own >= 0; own--) {
+        CU(d->MemsetD8(dY2, 0xFF, yn * 2));
+        CU(d->MemsetD8(dW2, 0x5A, ws_bytes));    /* a caller's workspace of garbage */
+        st = qjit_linear_forward_tokens(f->lin, M, &t, (void *)dY2, own ? NULL : (void *)dW2, own ? 0 : ws_bytes, NULL);
+        ck_assert_msg(st == QJIT_OK, "forward_tokens M=%lld: %s", (long long)M, qjit_last_error(f->ctx));
+        CU(d->CtxSynchronize());
+        CU(d->MemcpyDtoH(Y2, dY2, yn * 2));
+        ck_assert_msg(memcmp(Y, Y2, yn * 2) == 0, "M=%lld: forward_tokens (%s workspace) differs from forward",
+                      (long long)M, own ? "the layer's" : "a caller's");
+    }
+    free(Y2);
+    d->MemFree(dq);
+    d->MemFree(ds);
+    if (dr)
+        d->MemFree(dr);
+    d->MemFree(dY2);
+    d->MemFree(dW2);
+}
+
 /* Runs forward and forward_acc at M and compares everything with the CPU. */
 static void check_m(fixture *f, int64_t M, uint64_t stream)
 {
@@ -163,6 +246,10 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
     const size_t xq_bytes = packed && parts == 1 ? xn / 2 : xn;
     CU(d->MemcpyDtoH(Xq_gpu, dW, xq_bytes));
     CU(d->MemcpyDtoH(sx_gpu, dW + ((xq_bytes + 255) & ~(size_t)255), (size_t)M * 4 * parts));
+    /* The tokens' own bytes: packed rows of a two-part layer are shorter
+     * than the K bytes a row the workspace keeps. */
+    const size_t tok_bytes = !packed ? xn : (size_t)M * (size_t)(ai.a8_channels + (K - ai.a8_channels) / 2);
+    check_tokens_path(f, M, key, dX, dW, ws_bytes, xq_bytes, tok_bytes, Y);
     if (packed)
         unpack_tokens(Xq_gpu, M, K, parts == 2 ? ai.a8_channels : 0);
 
@@ -1133,6 +1220,47 @@ START_TEST(bad_forward_input_changes_nothing)
     ck_assert_int_eq(qjit_linear_forward(f.lin, 4, (void *)dX, (void *)dY, (void *)dX, 16, NULL),
                      QJIT_INVALID_ARGUMENT);
     ck_assert_int_eq(qjit_linear_forward(NULL, 4, (void *)dX, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    /* The tokens entry: dX stands in for the tokens (4 x 512 bytes and
+     * their scales fit in it). */
+    qjit_tokens t;
+    qjit_tokens_init(&t);
+    t.xq = (void *)dX;
+    t.sx = (float *)(dX + 4096);
+    qjit_tokens_format tf;
+    qjit_tokens_format_init(&tf);
+    ck_assert_int_eq(qjit_linear_tokens_format(f.lin, 4, &tf), QJIT_OK);
+    ck_assert_int_eq(tf.row_bytes, 512);
+    ck_assert_int_eq(tf.scales, 1);
+    ck_assert_int_eq(tf.rowsum, 0);
+    ck_assert_int_eq(tf.pack, 1);
+    tf.struct_size = 0;
+    ck_assert_int_eq(qjit_linear_tokens_format(f.lin, 4, &tf), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_tokens_format(f.lin, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, NULL, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, &t, NULL, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 0, &t, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, &t, (void *)dY, (void *)dX, 16, NULL),
+                     QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_quantize(f.lin, 4, NULL, &t, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_quantize(f.lin, 4, (void *)(dX + 2), &t, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_linear_quantize(NULL, 4, (void *)dX, &t, NULL), QJIT_INVALID_ARGUMENT);
+    qjit_tokens bad = t;
+    bad.struct_size = 0;
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, &bad, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "struct_size"));
+    bad = t;
+    bad.xq = NULL;
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, &bad, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "qjit_tokens.xq is NULL"));
+    bad = t;
+    bad.sx = (float *)(dX + 4100);
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, &bad, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "qjit_tokens.sx is not 16-byte aligned"));
+    bad = t;
+    bad.rowsum = (int32_t *)(dX + 8192);       /* LQQ with groups takes no row sums */
+    ck_assert_int_eq(qjit_linear_forward_tokens(f.lin, 4, &bad, (void *)dY, NULL, 0, NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "qjit_tokens.rowsum is given"));
+    ck_assert_int_eq(qjit_linear_quantize(f.lin, 4, (void *)dX, &bad, NULL), QJIT_INVALID_ARGUMENT);
     CU(d->CtxSynchronize());
     unsigned char *host = malloc(64 * 256 * 2 + 16);
     CU(d->MemcpyDtoH(host, dY, 64 * 256 * 2 + 16));

@@ -160,8 +160,12 @@ function G.workspace(p, L, N, K, sms)
   -- Packed tokens take half the bytes (a two-part layer's INT4 part only:
   -- at most K bytes a row, k8 + (K - k8) / 2).
   local xpack = p.parts == 2 and 1 or (p.xpack or 1)
-  local ws = { { name = "xq", per_m = K // xpack }, { name = "sx", per_m = 4 * p.parts } }
-  if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4 } end
+  -- tokens: what the activation kernel writes, which a caller may pass in
+  -- instead (qjit_tokens): 1 the values, 2 their scales, 3 their row sums.
+  -- Any other section the activation kernel zeroes (split-K counters, the
+  -- stash's bitmap) the GEMM leaves zeroed when it ends.
+  local ws = { { name = "xq", per_m = K // xpack, tokens = 1 }, { name = "sx", per_m = 4 * p.parts, tokens = 2 } }
+  if L.rowsum then ws[#ws + 1] = { name = "rowsum", per_m = 4, tokens = 3 } end
   if p.fused == 1 then ws[#ws + 1] = { name = "flags", fixed = G.FUSED_QUANTIZERS * 8 } end
   if p.split > 1 and p.cluster == 1 then
     local tiles_n = (N + p.tile_n - 1) // p.tile_n

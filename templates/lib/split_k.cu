@@ -85,6 +85,11 @@
         __syncthreads();
         if (!last)
             return;
+        /* Every slice has arrived: the counter is free again, so a layer's
+         * workspace stays zeroed from call to call even when no activation
+         * kernel runs before the GEMM (quantized tokens passed in). */
+        if (tid == 0)
+            counters[tile] = 0u;
         __threadfence();
         for (int z = 0; z < SPLIT; ++z) {
             if (z == (int)blockIdx.z)
