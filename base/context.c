@@ -5,6 +5,8 @@
 #include "core.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -159,6 +161,36 @@ static qjit_status cache_bound(qjit_context *ctx, const char *text, uint64_t *by
     return QJIT_OK;
 }
 
+/* The templates installed with the binary that holds this code (the shared
+ * library, or a program linked with the static one): <its folder>/<the
+ * install layout's path from lib/ or bin/ to share/qjit/templates>, where
+ * that folder has a dispatch.lua. 0 if there is none (a build tree: the
+ * source tree's templates are the built-in ones). */
+static int installed_templates(char *out, size_t size)
+{
+    static const char *const rel[] = {QJIT_TEMPLATES_FROM_LIB, QJIT_TEMPLATES_FROM_BIN};
+    Dl_info info;
+    char self[PATH_MAX];
+    if (!dladdr((void *)&installed_templates, &info) || !info.dli_fname || !realpath(info.dli_fname, self))
+        return 0;
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char probe[PATH_MAX + 64], dir[PATH_MAX];
+        snprintf(probe, sizeof probe, "%s/%s/dispatch.lua", self, rel[i]);
+        if (access(probe, R_OK) == 0 && realpath(probe, dir)) {
+            *strrchr(dir, '/') = '\0';
+            if (strlen(dir) < size) {
+                memcpy(out, dir, strlen(dir) + 1);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_context **out)
 {
     if (!out) {
@@ -209,9 +241,10 @@ qjit_status qjit_context_create(const qjit_context_options *opts_in, qjit_contex
     if ((st = cache_bound(ctx, getenv("QJIT_CACHE_MAX_MB"), &ctx->cache_max_bytes)) != QJIT_OK)
         goto fail;
     const char *user = opts.template_path ? opts.template_path : getenv("QJIT_TEMPLATE_PATH");
+    char installed[PATH_MAX];
     const char *builtin = getenv("QJIT_BUILTIN_TEMPLATES");
     if (!builtin || !*builtin)
-        builtin = QJIT_BUILTIN_TEMPLATES;
+        builtin = installed_templates(installed, sizeof installed) ? installed : QJIT_BUILTIN_TEMPLATES;
     ctx->template_path = user && *user ? qjit__printf(ctx, "%s:%s", user, builtin)
                                        : qjit__strdup(ctx, builtin);
     if (!ctx->template_path) {
@@ -245,6 +278,11 @@ void qjit_context_destroy(qjit_context *ctx)
         ctx->host_realloc(ctx->host_ud, ctx, sizeof *ctx, 0);
     else
         free(ctx);
+}
+
+const char *qjit_context_templates(const qjit_context *ctx)
+{
+    return ctx && ctx->template_path ? ctx->template_path : "";
 }
 
 const char *qjit_context_cache_dir(const qjit_context *ctx)

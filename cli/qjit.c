@@ -23,7 +23,7 @@ static const char usage_main[] =
     "                       (Llama shapes, M = 1..4096), write a table, CSV and JSON\n"
     "  quant-error          how accurate each scheme and group size is on an LLM-like layer\n"
     "                       (CPU only: error against the exact product, bits per weight)\n"
-    "  version, --version   print the library version\n"
+    "  version, --version   print the library version, its template path and cache folder\n"
     "\n"
     "Each command takes --help. Environment: QJIT_CACHE_DIR, QJIT_TEMPLATE_PATH, QJIT_ARCH,\n"
     "QJIT_CACHE_MAX_MB, QJIT_LOG=1.\n";
@@ -257,6 +257,12 @@ int main(int argc, char **argv)
         return cmd_quant_error(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qjit %s\n", qjit_version_string());
+        /* Where this build looks for its templates and cache (no GPU needed). */
+        qjit_context *ctx = NULL;
+        if (qjit_context_create(NULL, &ctx) == QJIT_OK) {
+            printf("templates: %s\ncache: %s\n", qjit_context_templates(ctx), qjit_context_cache_dir(ctx));
+            qjit_context_destroy(ctx);
+        }
         return 0;
     }
     fprintf(stderr, "qjit: unknown command '%s'\n%s", cmd, usage_main);

@@ -159,6 +159,11 @@ QJIT_API size_t qjit_last_error_copy(const qjit_context *ctx, char *buf, size_t 
 /*! qjit_context_arch() : @return the compile target of the context into buf
  *  ("sm_90a"); QJIT_NO_DEVICE / QJIT_NO_DRIVER if neither set nor detectable. */
 QJIT_API qjit_status qjit_context_arch(qjit_context *ctx, char *buf, size_t size);
+/*! qjit_context_templates() : @return the template search path in use
+ *  (never NULL): the caller's folders, then the built-in templates -- those
+ *  installed beside the library (share/qjit/templates), else the source
+ *  tree's it was built from, or $QJIT_BUILTIN_TEMPLATES. */
+QJIT_API const char *qjit_context_templates(const qjit_context *ctx);
 /*! qjit_context_cache_dir() : @return the cache folder in use (never NULL). */
 QJIT_API const char *qjit_context_cache_dir(const qjit_context *ctx);
 

@@ -225,6 +225,35 @@ START_TEST(resolve_precedence)
 }
 END_TEST
 
+/* The template search path: the caller's folders, then the built-in ones
+ * (a build tree's: the source tree's templates; $QJIT_BUILTIN_TEMPLATES
+ * overrides). */
+START_TEST(template_path_precedence)
+{
+    unsetenv("QJIT_BUILTIN_TEMPLATES");
+    unsetenv("QJIT_TEMPLATE_PATH");
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    qjit_context *ctx;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    ck_assert_str_eq(qjit_context_templates(ctx), QJIT_SOURCE_TEMPLATES);
+    qjit_context_destroy(ctx);
+    o.template_path = "/nonexistent-t/a:/nonexistent-t/b";
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    ck_assert_str_eq(qjit_context_templates(ctx), "/nonexistent-t/a:/nonexistent-t/b:" QJIT_SOURCE_TEMPLATES);
+    qjit_context_destroy(ctx);
+    setenv("QJIT_BUILTIN_TEMPLATES", "/nonexistent-t/builtin", 1);
+    setenv("QJIT_TEMPLATE_PATH", "/nonexistent-t/env", 1);
+    o.template_path = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    ck_assert_str_eq(qjit_context_templates(ctx), "/nonexistent-t/env:/nonexistent-t/builtin");
+    qjit_context_destroy(ctx);
+    unsetenv("QJIT_BUILTIN_TEMPLATES");
+    unsetenv("QJIT_TEMPLATE_PATH");
+    ck_assert_str_eq(qjit_context_templates(NULL), "");
+}
+END_TEST
+
 START_TEST(open_dir_creates_private_folders)
 {
     char *tmp = qt_tempdir("cache");
@@ -1446,6 +1475,7 @@ Suite *qjit_test_suite(void)
 
     TCase *paths = tcase_create("folders");
     tcase_add_test(paths, resolve_precedence);
+    tcase_add_test(paths, template_path_precedence);
     tcase_add_test(paths, open_dir_creates_private_folders);
     tcase_add_test(paths, open_dir_refuses_files);
     qt_add(s, paths, 0);
