@@ -1,6 +1,7 @@
 /* fp16.c -- IEEE 754 binary16 <-> binary32 conversions, done on the bits so
  * the result does not depend on the host's rounding mode or on F16C. */
 #include "fp16.h"
+#include "qjit.h"
 
 #include <string.h>
 
@@ -84,4 +85,33 @@ uint16_t qjit__float_to_half(float f)
     if (dropped > half_place || (dropped == half_place && (kept & 1u)))
         kept++;                                  /* 0x400 here is the smallest normal */
     return (uint16_t)(sign | kept);
+}
+
+/* bfloat16 is binary32's top half: widening is exact. */
+float qjit__bf16_to_float(uint16_t b)
+{
+    return bits_float((uint32_t)b << 16);
+}
+
+/* Round to nearest even on the dropped half; NaN stays NaN (quiet). */
+uint16_t qjit__float_to_bf16(float f)
+{
+    uint32_t u = float_bits(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float qjit__dtype_load(const void *base, int dtype, size_t i)
+{
+    if (dtype == QJIT_DTYPE_F32)
+        return ((const float *)base)[i];
+    uint16_t h = ((const uint16_t *)base)[i];
+    return dtype == QJIT_DTYPE_BF16 ? qjit__bf16_to_float(h) : qjit__half_to_float(h);
+}
+
+int qjit__dtype_known(int dtype)
+{
+    return dtype == QJIT_DTYPE_F16 || dtype == QJIT_DTYPE_F32 || dtype == QJIT_DTYPE_BF16;
 }

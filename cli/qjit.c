@@ -90,16 +90,18 @@ static int cmd_gen(int argc, char **argv)
 static int cmd_compile(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: qjit compile (KEY... | --defaults) [--arch ARCH] [--cache-dir DIR]\n"
+        "usage: qjit compile (KEY... | --defaults [--dtype f16|bf16]) [--arch ARCH] [--cache-dir DIR]\n"
         "Generates and compiles each variant into the disk cache; a cached one is only\n"
         "verified. Works without a GPU when --arch (or QJIT_ARCH) names the target.\n"
-        "--defaults compiles the default variant set (templates/dispatch.lua).\n";
+        "--defaults compiles the default variant set (templates/dispatch.lua), of FP16\n"
+        "layers or with --dtype bf16 of BF16 ones.\n";
     if (wants_help(argc, argv)) {
         fputs(usage, stdout);
         return 0;
     }
     const char *arch = NULL, *cache_dir = NULL;
     int defaults = 0, nkeys = 0;
+    qjit_dtype dtype = QJIT_DTYPE_F16;
     const char **keys = calloc((size_t)argc, sizeof *keys);
     if (!keys)
         return 1;
@@ -115,6 +117,15 @@ static int cmd_compile(int argc, char **argv)
                 arch = v;
             else
                 cache_dir = v;
+        } else if (!strcmp(argv[i], "--dtype")) {
+            const char *v = option_value("compile", argc, argv, &i, usage);
+            if (!v || (strcmp(v, "f16") && strcmp(v, "bf16"))) {
+                if (v)
+                    fprintf(stderr, "qjit compile: --dtype takes f16 or bf16, not '%s'\n", v);
+                free(keys);
+                return 2;
+            }
+            dtype = strcmp(v, "bf16") ? QJIT_DTYPE_F16 : QJIT_DTYPE_BF16;
         } else if (!strcmp(argv[i], "--defaults"))
             defaults = 1;
         else if (argv[i][0] != '-')
@@ -144,7 +155,7 @@ static int cmd_compile(int argc, char **argv)
     char *list = NULL;
     if (defaults) {
         int more = 0;
-        qjit_status st = qjit_default_variants(ctx, arch, &list);
+        qjit_status st = qjit_default_variants_dtype(ctx, arch, dtype, &list);
         if (st) {
             rc = cli_fail(ctx, st, "listing the default variants");
             goto done;

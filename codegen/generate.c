@@ -492,17 +492,25 @@ qjit_status qjit_compile(qjit_context *ctx, const char *key, const char *arch, q
 
 qjit_status qjit_default_variants(qjit_context *ctx, const char *arch, char **keys)
 {
+    return qjit_default_variants_dtype(ctx, arch, QJIT_DTYPE_F16, keys);
+}
+
+qjit_status qjit_default_variants_dtype(qjit_context *ctx, const char *arch, qjit_dtype dtype, char **keys)
+{
     if (!ctx || !keys)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_default_variants: NULL argument");
     *keys = NULL;
+    if (dtype != QJIT_DTYPE_F16 && dtype != QJIT_DTYPE_BF16)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "the default variants are for FP16 or BF16 layers "
+                           "(qjit_dtype %d or %d), not %d", QJIT_DTYPE_F16, QJIT_DTYPE_BF16, (int)dtype);
     pthread_mutex_lock(&ctx->lock);
     char target[16];
     qjit_status st = target_arch(ctx, arch, target);
     qjit__lua *L;
     if (st == QJIT_OK && (st = qjit__context_lua(ctx, &L)) == QJIT_OK) {
-        const char *args[1] = {target};
+        const char *args[2] = {target, dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16"};
         qjit__lua_result r;
-        if ((st = qjit__lua_call(L, "dispatch.lua", "defaults", 1, args, &r)) == QJIT_OK) {
+        if ((st = qjit__lua_call(L, "dispatch.lua", "defaults", 2, args, &r)) == QJIT_OK) {
             if (!r.text || !(*keys = qjit__strdup(ctx, r.text)))
                 st = qjit__error(ctx, QJIT_TEMPLATE, "dispatch.lua: defaults returned no text");
             qjit__lua_result_release(L, &r);

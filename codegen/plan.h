@@ -120,6 +120,7 @@ typedef struct qjit__plan_request {
     const char *variant;         /* a GEMM key for every bucket, or NULL */
     int rblock_n, rblock_k;      /* the weights' sparse residual blocks; 0: dense weights */
     int64_t rblocks;             /* ... and how many are kept */
+    const char *dtype;           /* the tokens' and outputs' floats: "f16" (NULL too) or "bf16" */
 } qjit__plan_request;
 
 /* Asks dispatch.lua for the layer's plan. The caller holds ctx->lock and

@@ -87,6 +87,14 @@ QJIT_API const char *qjit_status_string(qjit_status status);
 /*! qjit_status_name() : @return "QJIT_OK", "QJIT_COMPILE", ...; never NULL. */
 QJIT_API const char *qjit_status_name(qjit_status status);
 
+/* Element types of host and device arrays: weights (F16, BF16, F32),
+ * calibration rows, a layer's tokens and outputs (F16, BF16). */
+typedef enum qjit_dtype {
+    QJIT_DTYPE_F16 = 1,
+    QJIT_DTYPE_F32 = 2,
+    QJIT_DTYPE_BF16 = 3
+} qjit_dtype;
+
 /*------------------------------------------------------------------------
  * Context
  *
@@ -211,6 +219,9 @@ QJIT_API qjit_status qjit_compile(qjit_context *ctx, const char *key, const char
  *  line) for arch (NULL: the context's), from templates/dispatch.lua. Release
  *  *keys with qjit_free. */
 QJIT_API qjit_status qjit_default_variants(qjit_context *ctx, const char *arch, char **keys);
+/*! qjit_default_variants_dtype() : the same for layers of dtype
+ *  (QJIT_DTYPE_F16: the set above; QJIT_DTYPE_BF16: its BF16 twins). */
+QJIT_API qjit_status qjit_default_variants_dtype(qjit_context *ctx, const char *arch, qjit_dtype dtype, char **keys);
 
 /*------------------------------------------------------------------------
  * Cache maintenance
@@ -269,11 +280,6 @@ QJIT_API qjit_status qjit_scheme_from_name(const char *name, qjit_scheme *out);
  *  to (8, or 4 for w4a4): what qjit_reference_quantize_activations_bits
  *  takes for its layers. @return 0 for a value that is no scheme. */
 QJIT_API int qjit_scheme_activation_bits(qjit_scheme scheme);
-
-typedef enum qjit_dtype {
-    QJIT_DTYPE_F16 = 1,
-    QJIT_DTYPE_F32 = 2
-} qjit_dtype;
 
 /*! qjit_packed_size() : bytes of the packed-weight buffer for an N x K layer
  *  quantized with scheme and group (0 = per channel).
@@ -418,6 +424,13 @@ QJIT_API qjit_status qjit_weights_int8_set(qjit_context *ctx, const void *packed
 QJIT_API qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
                                                              int64_t M, const uint16_t *X, int8_t *Xq, float *sx);
 
+/*! qjit_reference_quantize_activations_dtype() : the same for tokens of
+ *  QJIT_DTYPE_F16 or QJIT_DTYPE_BF16 (the bits of each value in X; a layer
+ *  created with qjit_linear_options.dtype BF16 takes BF16 tokens). */
+QJIT_API qjit_status qjit_reference_quantize_activations_dtype(qjit_context *ctx, const void *packed, size_t bytes,
+                                                               int64_t M, qjit_dtype dtype, const uint16_t *X,
+                                                               int8_t *Xq, float *sx);
+
 /*! qjit_reference_quantize_activations() : CPU reference of the A8 per-token
  *  quantization (docs/schemes.md, activations): X (M x K, FP16 bits) to Xq and sx.
  *  Bit-identical to the GPU kernel. */
@@ -466,6 +479,8 @@ typedef struct qjit_linear_options {
                                      this GEMM key for every M (missing fields take their
                                      defaults; its group must match the weights'), resolved
                                      at create -- for tuning and benchmarks */
+    qjit_dtype dtype;             /* the tokens X and the output Y (added in 0.2):
+                                     QJIT_DTYPE_F16 (default; 0 too) or QJIT_DTYPE_BF16 */
 } qjit_linear_options;
 
 QJIT_API void qjit_linear_options_init(qjit_linear_options *opts);
@@ -483,7 +498,8 @@ QJIT_API void qjit_linear_destroy(qjit_linear *lin);
 /*! qjit_linear_workspace_size() : device bytes of workspace forward needs at M. */
 QJIT_API qjit_status qjit_linear_workspace_size(const qjit_linear *lin, int64_t M, size_t *bytes);
 
-/*! qjit_linear_forward() : Y[M,N] = X[M,K] * W^T in FP16 on stream: quantizes
+/*! qjit_linear_forward() : Y[M,N] = X[M,K] * W^T in FP16 (or the layer's
+ *  qjit_linear_options.dtype) on stream: quantizes
  *  X per token to INT8 and runs the GEMM variant of M's bucket. X and Y are
  *  device pointers, 16-byte aligned, row-major; workspace may be NULL (the
  *  layer's own) or a device buffer of qjit_linear_workspace_size bytes. The

@@ -349,7 +349,7 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
 
 /* Asks for the plan (codegen), checks it against the buffer. Caller holds
  * ctx->lock. */
-static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, const char *variant)
+static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, const char *variant, qjit_dtype dtype)
 {
     qjit_context *ctx = lin->ctx;
     char arch[16];
@@ -357,7 +357,8 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
     if (st)
         return st;
     const qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
-                                    v->residual.block_n, v->residual.block_k, v->residual.blocks};
+                                    v->residual.block_n, v->residual.block_k, v->residual.blocks,
+                                    dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16"};
     if ((st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)
@@ -378,6 +379,11 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
             return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_linear_options.struct_size is %zu", opts_in->struct_size);
         memcpy(&opts, opts_in, opts_in->struct_size);
     }
+    if (opts.dtype == 0)
+        opts.dtype = QJIT_DTYPE_F16;
+    if (opts.dtype != QJIT_DTYPE_F16 && opts.dtype != QJIT_DTYPE_BF16)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_linear_options.dtype = %d: a layer's tokens and "
+                           "outputs are QJIT_DTYPE_F16 or QJIT_DTYPE_BF16", (int)opts.dtype);
     if (opts.max_tokens <= 0 || opts.max_tokens > INT_MAX)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "max_tokens = %lld must be in 1..%d", (long long)opts.max_tokens,
                            INT_MAX);
@@ -398,7 +404,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     pthread_mutex_lock(&ctx->lock);
     st = qjit__context_driver(ctx);
     if (st == QJIT_OK)
-        st = make_plan(lin, &v, opts.variant);
+        st = make_plan(lin, &v, opts.variant, opts.dtype);
     /* The payload as stored, then the sections the layer derives from it. */
     size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, kslice_at[QJIT__PLAN_BUCKETS] = {0}, derived_size = 0;
     size_t payload_span = align256(v.payload_bytes);

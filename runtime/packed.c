@@ -284,7 +284,7 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
         return st;
     if (!W || !out)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s is NULL", !W ? "W" : "out");
-    if (dtype != QJIT_DTYPE_F16 && dtype != QJIT_DTYPE_F32)
+    if (!qjit__dtype_known(dtype))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "unknown weight dtype %d", (int)dtype);
     size_t need = most.header + most.payload;
     if (capacity < need)

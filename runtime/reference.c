@@ -51,12 +51,15 @@
  * Activations
  *------------------------------------------------------------------------*/
 
+/* A token's 16-bit floats (FP16 or BF16) as floats. */
+typedef float (*to_float_fn)(uint16_t);
+
 /* One part of a token: n values, x[k0 + j] in the caller's order, or
  * x[perm[k0 + j]] (perm: u32 little-endian) in a layer's. */
-#define PART_X(j) qjit__half_to_float(x[perm ? qjit__load_u32(perm + 4 * (k0 + (j))) : (uint32_t)(k0 + (j))])
+#define PART_X(j) cvt(x[perm ? qjit__load_u32(perm + 4 * (k0 + (j))) : (uint32_t)(k0 + (j))])
 
 /* The largest |x| of a part. */
-static float part_amax(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n)
+static float part_amax(const uint16_t *x, to_float_fn cvt, const uint8_t *perm, int64_t k0, int64_t n)
 {
     float amax = 0.0f;
     for (int64_t j = 0; j < n; j++) {
@@ -68,8 +71,8 @@ static float part_amax(const uint16_t *x, const uint8_t *perm, int64_t k0, int64
 }
 
 /* A part as clamp(round(x / scale), -limit, limit) into q. */
-static void quantize_span(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n, float scale, float limit,
-                          int8_t *q)
+static void quantize_span(const uint16_t *x, to_float_fn cvt, const uint8_t *perm, int64_t k0, int64_t n, float scale,
+                          float limit, int8_t *q)
 {
     for (int64_t j = 0; j < n; j++) {
         float v = roundf(PART_X(j) / scale);
@@ -85,12 +88,13 @@ static void quantize_span(const uint16_t *x, const uint8_t *perm, int64_t k0, in
 /* Per-token symmetric quantization of a part: scale = max|x| / limit (1
  * for an all-zero part), q = clamp(round(x / scale), -limit, limit).
  * Returns the scale. */
-static float quantize_part(const uint16_t *x, const uint8_t *perm, int64_t k0, int64_t n, float limit, int8_t *q)
+static float quantize_part(const uint16_t *x, to_float_fn cvt, const uint8_t *perm, int64_t k0, int64_t n, float limit,
+                           int8_t *q)
 {
     /* Division, not multiplication by a reciprocal: the GPU kernel does
      * the same two IEEE divisions, so both round identically. */
-    float amax = part_amax(x, perm, k0, n), scale = amax == 0.0f ? 1.0f : amax / limit;
-    quantize_span(x, perm, k0, n, scale, limit, q);
+    float amax = part_amax(x, cvt, perm, k0, n), scale = amax == 0.0f ? 1.0f : amax / limit;
+    quantize_span(x, cvt, perm, k0, n, scale, limit, q);
     return scale;
 }
 
@@ -104,11 +108,11 @@ static int in_set(const uint8_t *set, int64_t k)
  * channels of the set INT8, the rest INT4, with one scale, max(max8 / 127,
  * max4 / 7) (1 for an all-zero token); returns it. The GPU kernel does the
  * same two IEEE divisions. */
-static float quantize_shared(const uint16_t *x, const uint8_t *set, int64_t K, int8_t *q)
+static float quantize_shared(const uint16_t *x, to_float_fn cvt, const uint8_t *set, int64_t K, int8_t *q)
 {
     float a8 = 0.0f, a4 = 0.0f;
     for (int64_t k = 0; k < K; k++) {
-        float v = fabsf(qjit__half_to_float(x[k]));
+        float v = fabsf(cvt(x[k]));
         if (in_set(set, k))
             a8 = v > a8 ? v : a8;
         else
@@ -116,12 +120,12 @@ static float quantize_shared(const uint16_t *x, const uint8_t *set, int64_t K, i
     }
     float scale = a8 == 0.0f && a4 == 0.0f ? 1.0f : fmaxf(a8 / 127.0f, a4 / 7.0f);
     for (int64_t k = 0; k < K; k++)
-        quantize_span(x, NULL, k, 1, scale, in_set(set, k) ? 127.0f : 7.0f, q + k);
+        quantize_span(x, cvt, NULL, k, 1, scale, in_set(set, k) ? 127.0f : 7.0f, q + k);
     return scale;
 }
 
-static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, const int8_t *Xq,
-                                const float *sx);
+static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, int dtype,
+                                const int8_t *Xq, const float *sx);
 
 qjit_status qjit_reference_quantize_activations(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X,
                                                 int8_t *Xq, float *sx)
@@ -136,20 +140,20 @@ qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activations are quantized to 8 or 4 bits, not %d", bits);
     /* The largest magnitude: 127 for INT8, 7 for INT4 (symmetric). */
     const float limit = bits == 8 ? 127.0f : 7.0f;
-    qjit_status st = check_tokens(ctx, M, K, X, Xq, sx);
+    qjit_status st = check_tokens(ctx, M, K, X, QJIT_DTYPE_F16, Xq, sx);
     if (st != QJIT_OK)
         return st;
 
     for (int64_t m = 0; m < M; m++)
-        sx[m] = quantize_part(X + m * K, NULL, 0, K, limit, Xq + m * K);
+        sx[m] = quantize_part(X + m * K, qjit__half_to_float, NULL, 0, K, limit, Xq + m * K);
     return QJIT_OK;
 }
 
-/* The arguments of an activation quantization, and X (M x K, FP16) scanned
- * for NaN and infinity first, so that bad input leaves the outputs
+/* The arguments of an activation quantization, and X (M x K, FP16 or BF16)
+ * scanned for NaN and infinity first, so that bad input leaves the outputs
  * untouched. */
-static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, const int8_t *Xq,
-                                const float *sx)
+static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const uint16_t *X, int dtype,
+                                const int8_t *Xq, const float *sx)
 {
     if (M <= 0 || K <= 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation shape must be positive, got M=%lld K=%lld",
@@ -159,12 +163,18 @@ static qjit_status check_tokens(qjit_context *ctx, int64_t M, int64_t K, const u
     size_t elements;
     if (!qjit__mul_size((size_t)M, (size_t)K, &elements) || elements > (size_t)INT64_MAX)
         return qjit__error(ctx, QJIT_OVERFLOW, "M=%lld x K=%lld overflows", (long long)M, (long long)K);
+    if (dtype != QJIT_DTYPE_F16 && dtype != QJIT_DTYPE_BF16)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activations are FP16 or BF16 (qjit_dtype %d or %d), not %d",
+                           QJIT_DTYPE_F16, QJIT_DTYPE_BF16, dtype);
+    /* Exponent all ones: NaN or infinity. */
+    const uint16_t exp = dtype == QJIT_DTYPE_F16 ? 0x7C00u : 0x7F80u;
     for (int64_t m = 0; m < M; m++)
         for (int64_t k = 0; k < K; k++) {
             uint16_t h = X[m * K + k];
-            if ((h & 0x7C00u) == 0x7C00u)
-                return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation X[%lld, %lld] is %s (FP16 0x%04x)",
-                                   (long long)m, (long long)k, (h & 0x3FFu) ? "NaN" : "infinite", h);
+            if ((h & exp) == exp)
+                return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activation X[%lld, %lld] is %s (%s 0x%04x)",
+                                   (long long)m, (long long)k, (h & ~exp & 0x7FFFu) ? "NaN" : "infinite",
+                                   dtype == QJIT_DTYPE_F16 ? "FP16" : "BF16", h);
         }
     return QJIT_OK;
 }
@@ -231,22 +241,33 @@ qjit_status qjit_weights_int8_set(qjit_context *ctx, const void *packed, size_t 
 qjit_status qjit_reference_quantize_activations_for(qjit_context *ctx, const void *packed, size_t bytes,
                                                     int64_t M, const uint16_t *X, int8_t *Xq, float *sx)
 {
+    return qjit_reference_quantize_activations_dtype(ctx, packed, bytes, M, QJIT_DTYPE_F16, X, Xq, sx);
+}
+
+qjit_status qjit_reference_quantize_activations_dtype(qjit_context *ctx, const void *packed, size_t bytes,
+                                                      int64_t M, qjit_dtype dtype, const uint16_t *X, int8_t *Xq,
+                                                      float *sx)
+{
     qjit__weights_view v;
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
     if (st != QJIT_OK)
         return st;
-    if (!v.scheme->two_part)
-        return qjit_reference_quantize_activations_bits(ctx, qjit_scheme_activation_bits(v.scheme->id), M, v.K, X,
-                                                        Xq, sx);
     int64_t K = v.K, a8 = qjit__int8_channels(&v);
-    if ((st = check_tokens(ctx, M, K, X, Xq, sx)) != QJIT_OK)
+    if ((st = check_tokens(ctx, M, K, X, (int)dtype, Xq, sx)) != QJIT_OK)
         return st;
+    const to_float_fn cvt = dtype == QJIT_DTYPE_BF16 ? qjit__bf16_to_float : qjit__half_to_float;
+    if (!v.scheme->two_part) {
+        const float limit = qjit_scheme_activation_bits(v.scheme->id) == 8 ? 127.0f : 7.0f;
+        for (int64_t m = 0; m < M; m++)
+            sx[m] = quantize_part(X + m * K, cvt, NULL, 0, K, limit, Xq + m * K);
+        return QJIT_OK;
+    }
     const uint8_t *perm = qjit__view_order(&v), *set = qjit__view_a8set(&v);
     for (int64_t m = 0; v.scheme->shared_scale && m < M; m++)
-        sx[m] = quantize_shared(X + m * K, set, K, Xq + m * K);
+        sx[m] = quantize_shared(X + m * K, cvt, set, K, Xq + m * K);
     for (int64_t m = 0; !v.scheme->shared_scale && m < M; m++) {
-        sx[2 * m] = quantize_part(X + m * K, perm, 0, a8, 127.0f, Xq + m * K);
-        sx[2 * m + 1] = quantize_part(X + m * K, perm, a8, K - a8, 7.0f, Xq + m * K + a8);
+        sx[2 * m] = quantize_part(X + m * K, cvt, perm, 0, a8, 127.0f, Xq + m * K);
+        sx[2 * m + 1] = quantize_part(X + m * K, cvt, perm, a8, K - a8, 7.0f, Xq + m * K + a8);
     }
     return QJIT_OK;
 }

@@ -86,9 +86,9 @@ qjit_status qjit__residual_plan_make(qjit_context *ctx, const qjit__scheme *s, i
     if (o->calib && o->hessian_diag)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "give calibration rows (calib) or the Hessian diagonal "
                            "(hessian_diag), not both");
-    if (o->calib && (o->calib_rows <= 0 || (o->calib_dtype != QJIT_DTYPE_F16 && o->calib_dtype != QJIT_DTYPE_F32)))
+    if (o->calib && (o->calib_rows <= 0 || !qjit__dtype_known(o->calib_dtype)))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration rows: calib_rows = %lld must be > 0 and "
-                           "calib_dtype (%d) F16 or F32", (long long)o->calib_rows, (int)o->calib_dtype);
+                           "calib_dtype (%d) F16, BF16 or F32", (long long)o->calib_rows, (int)o->calib_dtype);
     if (!o->calib && o->calib_rows != 0)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calib_rows = %lld but calib is NULL",
                            (long long)o->calib_rows);
@@ -134,8 +134,7 @@ static int hessian(qjit_context *ctx, const qjit_quantize_options *o, int64_t K,
     for (int64_t t = 0; t < o->calib_rows; t++)
         for (int64_t k = 0; k < K; k++) {
             size_t i = (size_t)(t * K + k);
-            float x = o->calib_dtype == QJIT_DTYPE_F32 ? ((const float *)o->calib)[i]
-                                                        : qjit__half_to_float(((const uint16_t *)o->calib)[i]);
+            float x = qjit__dtype_load(o->calib, o->calib_dtype, i);
             if (!isfinite(x)) {
                 *st = qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration value X[%lld, %lld] is %s", (long long)t,
                                   (long long)k, isnan(x) ? "NaN" : "infinite");

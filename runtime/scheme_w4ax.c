@@ -113,9 +113,9 @@ static qjit_status choose_order(qjit_context *ctx, const qjit__slabs *w, const q
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "%s: an INT8 share a8_fraction = %g needs calibration rows "
                            "(calib, calib_rows) to choose its INT8 channels%s", name, f,
                            o->hessian_diag ? " (a Hessian diagonal holds no magnitudes)" : "");
-    if (o->calib && (o->calib_rows <= 0 || (o->calib_dtype != QJIT_DTYPE_F16 && o->calib_dtype != QJIT_DTYPE_F32)))
+    if (o->calib && (o->calib_rows <= 0 || !qjit__dtype_known(o->calib_dtype)))
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration rows: calib_rows = %lld must be > 0 and "
-                           "calib_dtype (%d) F16 or F32", (long long)o->calib_rows, (int)o->calib_dtype);
+                           "calib_dtype (%d) F16, BF16 or F32", (long long)o->calib_rows, (int)o->calib_dtype);
     size_t amax_bytes = (size_t)K * sizeof(float), scratch = qjit__w4ax_order_scratch(K);
     float *amax = qjit__alloc(ctx, amax_bytes);
     void *work = qjit__alloc(ctx, scratch);
@@ -127,8 +127,7 @@ static qjit_status choose_order(qjit_context *ctx, const qjit__slabs *w, const q
     for (int64_t t = 0; st == QJIT_OK && a8 > 0 && t < o->calib_rows; t++)
         for (int64_t k = 0; k < K; k++) {
             size_t i = (size_t)(t * K + k);
-            float x = o->calib_dtype == QJIT_DTYPE_F32 ? ((const float *)o->calib)[i]
-                                                        : qjit__half_to_float(((const uint16_t *)o->calib)[i]);
+            float x = qjit__dtype_load(o->calib, o->calib_dtype, i);
             if (!isfinite(x)) {
                 st = qjit__error(ctx, QJIT_INVALID_ARGUMENT, "calibration value X[%lld, %lld] is %s", (long long)t,
                                  (long long)k, isnan(x) ? "NaN" : "infinite");

@@ -183,8 +183,7 @@ void qjit__slab_load(const qjit__slabs *s, int64_t nb, float *out)
     if (s->dtype == QJIT_DTYPE_F32) {
         memcpy(out, (const float *)s->W + first, count * sizeof(float));
     } else {
-        const uint16_t *src = (const uint16_t *)s->W + first;
         for (size_t i = 0; i < count; i++)
-            out[i] = qjit__half_to_float(src[i]);
+            out[i] = qjit__dtype_load(s->W, s->dtype, first + i);
     }
 }

@@ -12,7 +12,7 @@
 // channels' order, so its weights keep the caller's order too.
 // IEEE division and roundf make it bit-identical to the CPU reference
 // (qjit_reference_quantize_activations_for).
-// One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values and the set's byte.
+// One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 {{ f.dtype == "bf16" and "BF16" or "FP16" }} values and the set's byte.
 //% if p.ctas > 1 then
 // {{ p.ctas }} CTAs per token (blockIdx.z): each finds the parts' maxima over the whole
 // row and quantizes every {{ p.ctas }}th of the thread's rounds of 8 values.
@@ -48,7 +48,7 @@
 //   rowsum[m] = sum_k Xq[m, k] (for the schemes that subtract a zero point in the epilogue).
 //% end
 // IEEE division and roundf make it bit-identical to the CPU reference.
-// One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 FP16 values.
+// One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 {{ f.dtype == "bf16" and "BF16" or "FP16" }} values.
 //% if p.ctas > 1 then
 // {{ p.ctas }} CTAs per token (blockIdx.z): each finds the row's largest |x| and
 // quantizes every {{ p.ctas }}th of the thread's rounds of 8 values (the divisions,
@@ -56,7 +56,7 @@
 //% end
 //% end
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
-{{ render("lib/prelude.cu") }}
+{{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 #define CTAS {{ p.ctas }}                       /* CTAs per token (blockIdx.z: which) */
@@ -82,8 +82,8 @@ static __device__ __forceinline__ u32 quant1(float x, float scale, float limit)
  * of a word. */
 static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, uint4 p, float scale, float limit)
 {
-    return quant1(half_to_float(row[p.x]), scale, limit) | quant1(half_to_float(row[p.y]), scale, limit) << 8 |
-           quant1(half_to_float(row[p.z]), scale, limit) << 16 | quant1(half_to_float(row[p.w]), scale, limit) << 24;
+    return quant1(x_to_float(row[p.x]), scale, limit) | quant1(x_to_float(row[p.y]), scale, limit) << 8 |
+           quant1(x_to_float(row[p.z]), scale, limit) << 16 | quant1(x_to_float(row[p.w]), scale, limit) << 24;
 }
 //% end
 
@@ -145,23 +145,23 @@ static __device__ __forceinline__ void load_set(const unsigned char *__restrict_
     }
 }
 
-/* Two FP16 maxima and minima, a half at a time (NaN loses to a number). */
+/* Two 16-bit float maxima and minima, a half at a time (NaN loses to a number). */
 static __device__ __forceinline__ u32 hmax2(u32 a, u32 b)
 {
     u32 d;
-    asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    asm("max.{{ f.dtype == "bf16" and "bf16x2" or "f16x2" }} %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
     return d;
 }
 
 static __device__ __forceinline__ u32 hmin2(u32 a, u32 b)
 {
     u32 d;
-    asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    asm("min.{{ f.dtype == "bf16" and "bf16x2" or "f16x2" }} %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
     return d;
 }
 
 /* The parts' largest |x| over the row's kept chunks (u0 + i T < chunks),
- * in FP16 (exact): each value's magnitude signed by its part, + in the set
+ * in the tokens' 16-bit floats (exact): each value's magnitude signed by its part, + in the set
  * and - outside it, so hi (from +0) takes the set's largest and lo (from
  * +0) minus the others' -- one LOP3, one max and one min per two values. */
 template <int T, int C>
@@ -188,8 +188,8 @@ static __device__ __forceinline__ void chunks_amax_parts(const uint4 (&keep)[C],
 /* The parts' largest |x| as floats from chunks_amax_parts' hi and lo. */
 static __device__ __forceinline__ void parts_amax(u32 hi, u32 lo, float &a8, float &a4)
 {
-    a8 = fmaxf(half_to_float((u16)(hi & 0xFFFFu)), half_to_float((u16)(hi >> 16)));
-    a4 = -fminf(half_to_float((u16)(lo & 0xFFFFu)), half_to_float((u16)(lo >> 16)));
+    a8 = fmaxf(x_to_float((u16)(hi & 0xFFFFu)), x_to_float((u16)(hi >> 16)));
+    a4 = -fminf(x_to_float((u16)(lo & 0xFFFFu)), x_to_float((u16)(lo >> 16)));
 }
 
 /* The kept chunks quantized with scale s, each value to its part's limit,
@@ -215,7 +215,7 @@ static __device__ __forceinline__ void store_inplace(const uint4 (&keep)[C], con
     }
 }
 
-/* Token row m (K FP16 values, 16-byte chunks) quantized in place with all T
+/* Token row m (K 16-bit floats, 16-byte chunks) quantized in place with all T
  * threads of the CTA, chunk c's parts from byte c of the INT8 channels' set:
  * quantize_row's rounds (rows of up to T x C chunks read once and kept in
  * registers, longer ones read twice), two maxima, one scale (part_scales);
@@ -298,8 +298,8 @@ static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict_
     float a8 = 0.0f, a4 = 0.0f;
     for (int c = threadIdx.x; c < quads; c += THREADS) {
         const uint4 p = perm[c];
-        const float a = amax4(half_to_float(row[p.x]), half_to_float(row[p.y]), half_to_float(row[p.z]),
-                              half_to_float(row[p.w]));
+        const float a = amax4(x_to_float(row[p.x]), x_to_float(row[p.y]), x_to_float(row[p.z]),
+                              x_to_float(row[p.w]));
         if (4 * c < k8)
             a8 = fmaxf(a8, a);
         else
@@ -347,8 +347,8 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
         v[i][1] = row[pq[i].y];
         v[i][2] = row[pq[i].z];
         v[i][3] = row[pq[i].w];
-        const float a = amax4(half_to_float(v[i][0]), half_to_float(v[i][1]), half_to_float(v[i][2]),
-                              half_to_float(v[i][3]));
+        const float a = amax4(x_to_float(v[i][0]), x_to_float(v[i][1]), x_to_float(v[i][2]),
+                              x_to_float(v[i][3]));
         if (c < quads && 4 * c < k8)
             a8 = fmaxf(a8, a);
         else if (c < quads)
@@ -366,8 +366,8 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
         const bool int8 = 4 * c < k8;
         const float s = int8 ? s8 : s4, limit = int8 ? 127.0f : 7.0f;
         if (c < quads && i % CTAS == (int)blockIdx.z)
-            out[c] = quant1(half_to_float(v[i][0]), s, limit) | quant1(half_to_float(v[i][1]), s, limit) << 8 |
-                     quant1(half_to_float(v[i][2]), s, limit) << 16 | quant1(half_to_float(v[i][3]), s, limit) << 24;
+            out[c] = quant1(x_to_float(v[i][0]), s, limit) | quant1(x_to_float(v[i][1]), s, limit) << 8 |
+                     quant1(x_to_float(v[i][2]), s, limit) << 16 | quant1(x_to_float(v[i][3]), s, limit) << 24;
     }
 //% end
 }

@@ -410,7 +410,7 @@ D.ACT_CTAS_PER_SM = 2
 -- and rounds of 8 channels a thread as one-part rows (H100, 8 Llama
 -- shapes x M = 1..4096: 1.010x the one-part layers' time against the
 -- gather's 1.029x, bench/results/2026-11-27-session22).
-local function quant_key(L, arch, xpack, K, max_m, sms)
+local function quant_key(L, arch, xpack, K, max_m, sms, dtype)
   local threads, cache, ctas = D.QUANT_THREADS, "", ""
   local bounded = max_m and max_m > 0
   local gather = L.act_bits == "8+4" and not L.act_inplace
@@ -428,7 +428,7 @@ local function quant_key(L, arch, xpack, K, max_m, sms)
   return V.canonicalize("kernel=act-quant;threads=" .. threads .. ";bits=" .. (L.act_bits or 8)
                         .. (L.rowsum and ";rowsum=1" or "") .. (xpack == 2 and ";pack=2" or "")
                         .. (L.act_scales == 1 and ";scales=1" or "") .. (L.act_inplace and ";inplace=1" or "")
-                        .. cache .. ctas, arch)
+                        .. cache .. ctas .. ";dtype=" .. (dtype or "f16"), arch)
 end
 
 -- The same key with another epilogue (the INT32-accumulator twin).
@@ -507,9 +507,12 @@ end
 -- One bucket's records: the GEMM of canonical key `key` (checked against
 -- the layer), its INT32 twin, the activation kernel (unless the GEMM
 -- quantizes its own tokens), the workspace and the tensor maps.
-local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
+local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res, dtype)
   local canon, f = V.parse(key, arch)
   if f.kernel ~= "gemm" then refuse("variant " .. canon .. " is not a GEMM (kernel=gemm)") end
+  if (f.dtype or "f16") ~= dtype then
+    refuse("variant " .. canon .. " takes " .. (f.dtype or "f16") .. " tokens and outputs; the layer's are " .. dtype)
+  end
   if f.scheme ~= S.name then
     refuse("variant " .. canon .. " is for scheme " .. f.scheme .. "; the weights are " .. S.name)
   end
@@ -539,7 +542,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res)
   -- A sparse GEMM's split-K slices, balanced by work (runtime/residual.h).
   if p.kslice == 1 then b.kslice = { tile_n = p.tile_n, tile_k = p.tile_k, split = p.split } end
   if p.fused ~= 1 then
-    local q = quant_key(L, arch, p.xpack, K, max_m, sms)
+    local q = quant_key(L, arch, p.xpack, K, max_m, sms, dtype)
     local qf = select(2, V.parse(q, arch))
     local _, qp, _, qslots = V.plan(qf)
     for _, s in ipairs(qslots) do
@@ -559,12 +562,15 @@ end
 -- first whose max_m >= M; 0 = unbounded) its kernels, workspace and tensor
 -- maps. sms: the device's multiprocessor count (132 on an H100 SXM if not
 -- given). variant: a GEMM key every bucket uses instead (missing fields take
--- their defaults), for tuning and benchmarks; "" for none.
-function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks)
+-- their defaults), for tuning and benchmarks; "" for none. dtype: the
+-- tokens' and outputs' floats, "f16" (nil too) or "bf16" (key field dtype).
+function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtype)
   if math.type(group) ~= "integer" or math.type(N) ~= "integer" or math.type(K) ~= "integer" then
     fail("INVALID_ARGUMENT", "plan: group, N and K must be integers")
   end
   if not sms or sms <= 0 then sms = 132 end
+  dtype = (dtype == nil or dtype == "") and "f16" or dtype
+  if dtype ~= "f16" and dtype ~= "bf16" then refuse("plan: dtype " .. tostring(dtype) .. " is not f16 or bf16") end
   local S = SCHEMES.get(SCHEMES.normalize(scheme))
   local why = S.check_group(group)
   if why then refuse(why) end
@@ -580,12 +586,13 @@ function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks)
     -- A forced variant takes the layer's scheme, group and residual unless it names its own.
     local raw = V.raw(variant)
     forced = V.canonicalize((raw.scheme and "" or "scheme=" .. S.name .. ";") .. (raw.g and "" or "g=" .. group .. ";")
+                            .. (raw.dtype and "" or "dtype=" .. dtype .. ";")
                             .. ((res and not raw.sparsity) and "sparsity=" .. res.budget .. ";" or "")
                             .. ((res and not raw.rblock) and "rblock=" .. res.rblock .. ";" or "") .. variant, arch)
   end
   for i, b in ipairs(buckets(S.layout(group))) do
-    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res), arch)
-    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sms, sections, res)
+    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res) .. ";dtype=" .. dtype, arch)
+    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sms, sections, res, dtype)
   end
   return out
 end
@@ -609,10 +616,15 @@ local DEFAULT_GROUPS = { 0, 64, 128 }
 -- without a GPU pre-compile, one canonical key per line: every bucket's
 -- variant of the Llama shapes, for every scheme with each group it takes of
 -- per channel, 64 and 128, on a 132-SM part (H100 SXM), and the activation
--- kernels they use.
-function D.defaults(arch)
+-- kernels they use; for layers of dtype "f16" (nil too) or their "bf16"
+-- twins.
+function D.defaults(arch, dtype)
   local keys, seen = {}, {}
-  local function add(k) if not seen[k] then seen[k] = true; keys[#keys + 1] = k end end
+  local tail = (dtype and dtype ~= "" and dtype ~= "f16") and (";dtype=" .. dtype) or ""
+  local function add(k)
+    k = tail ~= "" and V.canonicalize(k .. tail, arch) or k
+    if not seen[k] then seen[k] = true; keys[#keys + 1] = k end
+  end
   for _, name in ipairs(SCHEMES.NAMES) do
     local S = SCHEMES.get(name)
     for _, group in ipairs(DEFAULT_GROUPS) do

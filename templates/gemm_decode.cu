@@ -15,7 +15,7 @@
 // the rest (INT4 values) into acc4; k8 is a multiple of 128, so a step lies
 // in one part.
 //% end
-{{ render("lib/prelude.cu") }}
+{{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
 {{ render("lib/mma.cu") }}
 {{ render(scheme.device, { p = p }) }}
 {{ gemm.lib(p) }}
@@ -324,13 +324,13 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
         *(int2 *)(Y + (size_t)M * N + (size_t)m * N + n) = make_int2(red[BM * BN + i], red[BM * BN + i + 1]);
 //% end
 //% elseif p.pre_scales == 1 then
-        const u32 lo = float_to_half({{ v }}pre_m, pre_n0));
-        const u32 hi = float_to_half({{ v1 }}pre_m, pre_n1));
+        const u32 lo = float_to_y({{ v }}pre_m, pre_n0));
+        const u32 hi = float_to_y({{ v1 }}pre_m, pre_n1));
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% else
         const epi_row row = epi_row_load(EPI_ROW_ARGS, m, true);
-        const u32 lo = float_to_half({{ v }}row, epi_col_load(EPI_COL_ARGS, n, true)));
-        const u32 hi = float_to_half({{ v1 }}row, epi_col_load(EPI_COL_ARGS, n + 1, true)));
+        const u32 lo = float_to_y({{ v }}row, epi_col_load(EPI_COL_ARGS, n, true)));
+        const u32 hi = float_to_y({{ v1 }}row, epi_col_load(EPI_COL_ARGS, n + 1, true)));
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% end
     }

@@ -106,6 +106,10 @@ local function norm_rblock(v)
 end
 V.norm_budget = norm_budget
 
+-- The tokens' and outputs' 16-bit float type.
+local DTYPE = norm_choice("dtype", { f16 = "f16", fp16 = "f16", half = "f16", float16 = "f16", bf16 = "bf16",
+                                     bfloat16 = "bf16" })
+
 -- Every kernel kind: its fields (normalizer, default) and template.
 V.KINDS = {
   gemm = {
@@ -143,6 +147,10 @@ V.KINDS = {
       reduce = { norm = norm_choice("reduce", { global = "global", workspace = "global", cluster = "cluster",
                                                 dsmem = "cluster" }), default = "global" },
       epi    = { norm = norm_choice("epi", { f16 = "f16", fp16 = "f16", half = "f16", i32 = "i32", int32 = "i32", acc = "i32" }), default = "f16" },
+      -- dtype=bf16: the tokens (X, read by actq=fused) and the output (epi
+      -- f16) are BF16; dtype=f16 (the default, unnamed in the canonical
+      -- key): FP16.
+      dtype  = { norm = DTYPE },
       -- sparsity=rho: the kernel adds a sparse 4-bit residual (runtime/
       -- residual.h) on the weight blocks that carry one, in the main loop
       -- into the same accumulators; rho is the budget it is made for (0 or
@@ -207,6 +215,8 @@ V.KINDS = {
       -- GEMMs over weights in the caller's order; 0 (the default,
       -- unnamed): gathered into the layer's order.
       inplace = { norm = norm_int("inplace", 0, 1) },
+      -- dtype=bf16: the tokens are BF16; f16 (the default, unnamed): FP16.
+      dtype   = { norm = DTYPE },
       arch    = { norm = norm_arch },
     },
   },
@@ -286,6 +296,7 @@ function V.parse(text, default_arch)
   if f.cache == "0" then f.cache = nil end
   if f.ctas == "1" then f.ctas = nil end
   if f.inplace == "0" then f.inplace = nil end
+  if f.dtype == "f16" then f.dtype = nil end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)

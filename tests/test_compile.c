@@ -179,6 +179,51 @@ START_TEST(default_set_compiles_for_every_arch)
 }
 END_TEST
 
+/* The BF16 default set (qjit_default_variants_dtype): one variant per
+ * template shape without its group and reduction (the dtype changes only
+ * the conversions of tokens and outputs), on the oldest target and on
+ * sm_90a, compiles without an advisory. */
+START_TEST(bf16_set_compiles)
+{
+    static const char *archs[] = {"sm_80", "sm_90a"};
+    const char *arch = archs[_i];
+    char *dir = qt_tempdir("bf16");
+    advisories adv = {0};
+    qjit_context *ctx = make_logged_ctx(dir, NULL, arch, &adv);
+    char *list = NULL;
+    ck_assert_int_eq(qjit_default_variants_dtype(ctx, arch, QJIT_DTYPE_BF16, &list), QJIT_OK);
+    static char seen[256][256];
+    int nseen = 0, n = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(list, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+        ck_assert_ptr_nonnull(strstr(p, "dtype=bf16"));
+        char shape[256], coarse[256] = "";
+        template_shape(p, shape, sizeof shape);
+        char *fsave = NULL;
+        for (char *f = strtok_r(shape, ";", &fsave); f; f = strtok_r(NULL, ";", &fsave))
+            if (strncmp(f, "g=", 2) && strncmp(f, "reduce=", 7))
+                snprintf(coarse + strlen(coarse), sizeof coarse - strlen(coarse), "%s;", f);
+        int dup = 0;
+        for (int i = 0; i < nseen && !dup; i++)
+            dup = !strcmp(seen[i], coarse);
+        if (dup)
+            continue;
+        ck_assert_int_lt(nseen, 256);
+        snprintf(seen[nseen++], sizeof seen[0], "%s", coarse);
+        qjit_compile_info info;
+        compile_ok(ctx, p, &info);
+        n++;
+    }
+    ck_assert_int_ge(n, 10);
+    ck_assert_msg(adv.count == 0, "%d ptxas performance advisories, the first: %s", adv.count, adv.first);
+    printf("%s: %d BF16 variants compiled\n", arch, n);
+    qjit_free(ctx, list);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static const char *KEY = "scheme=w4a8-lqq;g=128;tile=16x64x128;warps=1x4;stages=3;epi=i32";
 
 START_TEST(hit_after_miss_and_across_contexts)
@@ -764,6 +809,7 @@ Suite *qjit_test_suite(void)
     TCase *all = tcase_create("every_arch");
     tcase_set_timeout(all, 900);
     tcase_add_loop_test(all, default_set_compiles_for_every_arch, 0, 5);
+    tcase_add_loop_test(all, bf16_set_compiles, 0, 2);
     qt_add(s, all, 0);
     TCase *tc = tcase_create("cache");
     tcase_set_timeout(tc, 300);

@@ -25,6 +25,7 @@ typedef struct fixture {
     int64_t N, K;
     qjit_scheme scheme;
     int group;
+    qjit_dtype dtype;            /* the layer's tokens and outputs: FP16 (0 too) or BF16 */
 } fixture;
 
 /* A layer of `scheme` with groups of `group` (0: per channel) on random
@@ -212,11 +213,16 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
     float *sx = malloc((size_t)M * 4 * parts), *sx_gpu = malloc((size_t)M * 4 * parts), *Yref = malloc(yn * 4);
     int32_t *acc = malloc(yn * 4 * parts), *acc_ref = malloc(yn * 4 * parts);
     qt_rng r = qt_rng_make(stream);
-    for (size_t i = 0; i < xn; i++)
-        X[i] = qjit__float_to_half((float)(qt_normal(&r) * (i % 97 == 0 ? 8.0 : 1.0)));
+    const int bf16 = f->dtype == QJIT_DTYPE_BF16;
+    for (size_t i = 0; i < xn; i++) {
+        const float v = (float)(qt_normal(&r) * (i % 97 == 0 ? 8.0 : 1.0));
+        X[i] = bf16 ? qjit__float_to_bf16(v) : qjit__float_to_half(v);
+    }
     for (int64_t k = 0; k < K; k++)                /* an all-zero token row */
         X[(size_t)((M - 1) / 2) * K + k] = M > 2 ? 0 : X[(size_t)((M - 1) / 2) * K + k];
-    ck_assert_int_eq(qjit_reference_quantize_activations_for(f->ctx, f->blob, f->bytes, M, X, Xq, sx), QJIT_OK);
+    ck_assert_int_eq(qjit_reference_quantize_activations_dtype(f->ctx, f->blob, f->bytes, M,
+                                                               bf16 ? QJIT_DTYPE_BF16 : QJIT_DTYPE_F16, X, Xq, sx),
+                     QJIT_OK);
     ck_assert_int_eq(qjit_reference_gemm(f->ctx, f->blob, f->bytes, M, Xq, sx, acc_ref, Yref), QJIT_OK);
 
     CUdeviceptr dX, dY, dA, dW;
@@ -266,24 +272,26 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
                   "M=%lld N=%lld K=%lld: %lld accumulators differ; first [%zu,%zu] (part %zu): gpu %d cpu %d",
                   (long long)M, (long long)N, (long long)K, mismatches, first % yn / (size_t)N, first % (size_t)N,
                   first / yn, acc[first], acc_ref[first]);
-    /* FP16 output: within FP16 rounding of the FP32 reference (relative
-     * 2^-11, absolute 2^-24 near zero); every element written. */
+    /* FP16 (BF16) output: within FP16 (BF16) rounding of the FP32 reference
+     * (relative 2^-11 (2^-8), absolute 2^-24 near zero); every element
+     * written. */
     for (size_t i = 0; i < yn; i++) {
-        float y = qjit__half_to_float(Y[i]);
+        float y = bf16 ? qjit__bf16_to_float(Y[i]) : qjit__half_to_float(Y[i]);
         ck_assert_msg(!isnan(y), "Y[%zu] not written (M=%lld)", i, (long long)M);
-        double bound = fabs(Yref[i]) * 0x1p-11 + 0x1p-24;
+        double bound = fabs(Yref[i]) * (bf16 ? 0x1p-8 : 0x1p-11) + 0x1p-24;
         /* Past FP16's range (|Y| >= 65520 rounds to infinity) only the sign is left. */
-        if (fabs(Yref[i]) >= 65520.0)
+        if (!bf16 && fabs(Yref[i]) >= 65520.0)
             ck_assert_msg(isinf(y) && (y < 0) == (Yref[i] < 0), "Y[%zu,%zu] = %g, reference %g overflows FP16 (M=%lld)",
                           i / (size_t)N, i % (size_t)N, y, Yref[i], (long long)M);
         else
             ck_assert_msg(fabs(y - Yref[i]) <= bound, "Y[%zu,%zu] = %g, reference %g (M=%lld)", i / (size_t)N,
                           i % (size_t)N, y, Yref[i], (long long)M);
-        exact_half += Y[i] == qjit__float_to_half(Yref[i]);
+        exact_half += Y[i] == (bf16 ? qjit__float_to_bf16(Yref[i]) : qjit__float_to_half(Yref[i]));
     }
     const char *pipe = strstr(key, "pipe=");
-    printf("%-8s g=%-3d M=%-5lld N=%-5lld K=%-5lld acc exact, FP16 = rounded reference %lld/%zu  %.*s%s\n",
-           qjit_scheme_name(f->scheme), f->group, (long long)M, (long long)N, (long long)K, exact_half, yn,
+    printf("%-8s g=%-3d M=%-5lld N=%-5lld K=%-5lld acc exact, %s = rounded reference %lld/%zu  %.*s%s\n",
+           qjit_scheme_name(f->scheme), f->group, (long long)M, (long long)N, (long long)K, bf16 ? "BF16" : "FP16",
+           exact_half, yn,
            pipe ? (int)strcspn(pipe, ";") : 0, pipe ? pipe : "", packed ? " mma=s4" : "");
     d->MemFree(dX);
     d->MemFree(dY);
@@ -414,6 +422,7 @@ static int create_forced(fixture *f, const char *variant)
     qjit_linear_options lo;
     qjit_linear_options_init(&lo);
     lo.variant = variant;
+    lo.dtype = f->dtype;
     qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, &lo, &f->lin);
     ck_assert_msg(st == QJIT_OK, "%s g=%d %s: %s", qjit_scheme_name(f->scheme), f->group, variant,
                   qjit_last_error(f->ctx));
@@ -936,6 +945,79 @@ START_TEST(w4axs_every_pipeline_bit_exact)
 }
 END_TEST
 
+/* BF16 layers (qjit_linear_options.dtype): every scheme and group on a
+ * Llama layer through the dispatch table at every M, and every pipeline
+ * forced (the activation kernels and the epilogues of each, fused
+ * quantization included) -- accumulators exact, BF16 outputs within BF16
+ * rounding of the reference, the tokens entry identical. */
+static void setup_bf16(fixture *f, qjit_scheme scheme, int64_t N, int64_t K, int group, uint64_t stream)
+{
+    setup_scheme(f, scheme, N, K, group, stream, 1);
+    f->dtype = QJIT_DTYPE_BF16;
+}
+
+START_TEST(bf16_layers_bit_exact)
+{
+    /* Every scheme and group, then the two-part schemes (10 % INT8). */
+    static const qjit_scheme two[] = {QJIT_SCHEME_W4AX, QJIT_SCHEME_W4AX_S};
+    const qjit_scheme scheme = _i < NSG ? SCHEME_GROUPS[_i].scheme : two[_i - NSG];
+    if (!wanted(scheme))
+        return;
+    fixture f;
+    if (_i < NSG) {
+        setup_bf16(&f, scheme, 4096, 4096, SCHEME_GROUPS[_i].group, 500 + _i);
+    } else {
+        setup_two_part(&f, scheme, 4096, 4096, 0.1, 50 + _i, 500 + _i, 1);
+        f.dtype = QJIT_DTYPE_BF16;
+    }
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.dtype = QJIT_DTYPE_BF16;
+    ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin), QJIT_OK);
+    char key[512];
+    ck_assert_int_eq(qjit_linear_variant(f.lin, 1, key, sizeof key), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(key, "dtype=bf16"));
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 5000 * _i + m);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(bf16_every_pipeline_bit_exact)
+{
+    const int sg = _i / NPIPES, pi = _i % NPIPES;
+    if (!wanted(SCHEME_GROUPS[sg].scheme) || !wanted_pipe(PIPES[pi]))
+        return;
+    fixture f;
+    setup_bf16(&f, SCHEME_GROUPS[sg].scheme, 320, 1536, SCHEME_GROUPS[sg].group, 600 + _i);
+    if (!create_forced(&f, PIPES[pi]))
+        return;
+    check_m(&f, 5, 6000 * _i + 1);
+    check_m(&f, 300, 6000 * _i + 2);
+    teardown(&f);
+}
+END_TEST
+
+/* A layer of one dtype refuses a forced variant of the other, and a
+ * dtype that is neither. */
+START_TEST(bf16_options_are_checked)
+{
+    fixture f;
+    setup_scheme(&f, QJIT_SCHEME_W4A8_LQQ, 256, 512, 128, 77, 1);
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.dtype = QJIT_DTYPE_F32;
+    ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_null(f.lin);
+    lo.dtype = QJIT_DTYPE_F16;
+    lo.variant = "tile=16x64x128;warps=1x4;dtype=bf16";
+    ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "bf16 tokens"));
+    ck_assert_ptr_null(f.lin);
+    teardown(&f);
+}
+END_TEST
+
 /* w4a8-is with group scales near the INT32 bound: weights spanning eight
  * orders of magnitude, so the amplifier is lowered until 127 x 8 x K x max S
  * fits. The accumulators, sums of S-scaled group sums, must still be exact
@@ -1416,7 +1498,7 @@ Suite *qjit_test_suite(void)
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
-    TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs");
+    TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs"), *bf16 = tcase_create("bf16");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
@@ -1439,7 +1521,10 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(w4axs, w4axs_activation_kernel_bit_exact, 0, 4);
     tcase_add_loop_test(w4axs, w4axs_layers_bit_exact, 0, 5);
     tcase_add_loop_test(w4axs, w4axs_every_pipeline_bit_exact, 0, 4 * NW4AXS_PIPES);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs};
+    tcase_add_test(bf16, bf16_options_are_checked);
+    tcase_add_loop_test(bf16, bf16_layers_bit_exact, 0, NSG + 2);
+    tcase_add_loop_test(bf16, bf16_every_pipeline_bit_exact, 0, NSG * NPIPES);
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

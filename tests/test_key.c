@@ -592,7 +592,7 @@ START_TEST(plans_agree_with_the_host)
             const qjit__scheme *host = qjit__scheme_get(sg[i].s);
             int64_t N = shapes[j][0], K = shapes[j][1];
             qjit__layer_plan plan;
-            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0};
+            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -634,7 +634,7 @@ START_TEST(plans_agree_with_the_host)
                      * activation kernel with one scale, in place (w4a4's
                      * activation key but bits=8+4;inplace=1;scales=1). */
                     qjit__layer_plan p4;
-                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0};
+                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL};
                     pthread_mutex_lock(&ctx->lock);
                     ck_assert_int_eq(qjit__plan_layer(ctx, &r4, &p4), QJIT_OK);
                     pthread_mutex_unlock(&ctx->lock);
@@ -710,8 +710,8 @@ START_TEST(plans_agree_with_the_host)
         }
     /* A forced variant of another group or scheme is refused with the reason. */
     qjit__layer_plan plan;
-    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0};
-    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0};
+    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0, NULL};
+    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0, NULL};
     pthread_mutex_lock(&ctx->lock);
     ck_assert_int_eq(qjit__plan_layer(ctx, &bad_group, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "g=128, the group of the weights"));
@@ -720,6 +720,84 @@ START_TEST(plans_agree_with_the_host)
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the weights are w4a8-qoq"));
     qjit__plan_release(ctx, &plan);
     pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* dtype (the tokens' and outputs' floats) as a key field: f16 is the
+ * default and unnamed (every FP16 key as before), bf16 named; a BF16
+ * layer's plan names it in every kernel, a forced variant of the other
+ * dtype is refused; the BF16 default set is the FP16 one's twins. */
+START_TEST(bf16_keys_and_plans)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64;dtype=fp16;arch=sm_90a", a, sizeof a), QJIT_OK);
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64;arch=sm_90a", b, sizeof b), QJIT_OK);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_null(strstr(a, "dtype"));
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64;dtype=bfloat16;arch=sm_90a", a, sizeof a), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(a, "dtype=bf16"));
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "kernel=act-quant;dtype=BF16;arch=sm_90a", a, sizeof a), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(a, "dtype=bf16"));
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64;dtype=f32;arch=sm_90a", a, sizeof a), QJIT_INVALID_KEY);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "dtype"));
+
+    static const char *const schemes[] = {"w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4", "w4ax", "w4ax-s"};
+    static const int groups[] = {128, 0, 64, 0, 0, 0, 0};
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        qjit__layer_plan f16, bf16;
+        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, NULL};
+        pthread_mutex_lock(&ctx->lock);
+        ck_assert_int_eq(qjit__plan_layer(ctx, &req, &f16), QJIT_OK);
+        req.dtype = "bf16";
+        qjit_status st = qjit__plan_layer(ctx, &req, &bf16);
+        pthread_mutex_unlock(&ctx->lock);
+        ck_assert_msg(st == QJIT_OK, "%s: %s", schemes[i], qjit_last_error(ctx));
+        ck_assert_int_eq(f16.nbuckets, bf16.nbuckets);
+        for (int bk = 0; bk < f16.nbuckets; bk++) {
+            const qjit__kernel_plan *k16[] = {&f16.buckets[bk].gemm, &f16.buckets[bk].gemm_acc, &f16.buckets[bk].quant};
+            const qjit__kernel_plan *kb[] = {&bf16.buckets[bk].gemm, &bf16.buckets[bk].gemm_acc, &bf16.buckets[bk].quant};
+            for (int j = 0; j < 3; j++) {
+                ck_assert_ptr_null(strstr(k16[j]->key, "dtype"));
+                ck_assert_msg(strstr(kb[j]->key, "dtype=bf16") != NULL, "%s: %s", schemes[i], kb[j]->key);
+                /* The same kernel otherwise: the key with the field taken out. */
+                char *cut = strstr(kb[j]->key, "dtype=bf16;");
+                ck_assert_ptr_nonnull(cut);
+                snprintf(a, sizeof a, "%.*s%s", (int)(cut - kb[j]->key), kb[j]->key, cut + strlen("dtype=bf16;"));
+                ck_assert_str_eq(a, k16[j]->key);
+            }
+        }
+        pthread_mutex_lock(&ctx->lock);
+        qjit__plan_release(ctx, &f16);
+        qjit__plan_release(ctx, &bf16);
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    qjit__layer_plan plan;
+    const qjit__plan_request forced = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "dtype=bf16", 0, 0, 0, "f16"};
+    const qjit__plan_request bad = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 0, 0, 0, "f32"};
+    pthread_mutex_lock(&ctx->lock);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &forced, &plan), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the layer's are f16"));
+    qjit__plan_release(ctx, &plan);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &bad, &plan), QJIT_INVALID_ARGUMENT);
+    qjit__plan_release(ctx, &plan);
+    pthread_mutex_unlock(&ctx->lock);
+
+    char *d16 = NULL, *dbf = NULL;
+    ck_assert_int_eq(qjit_default_variants_dtype(ctx, "sm_90a", QJIT_DTYPE_F16, &d16), QJIT_OK);
+    ck_assert_int_eq(qjit_default_variants_dtype(ctx, "sm_90a", QJIT_DTYPE_BF16, &dbf), QJIT_OK);
+    int n16 = 0, nbf = 0;
+    for (const char *p = d16; *p; p++)
+        n16 += *p == '\n';
+    for (const char *p = dbf; (p = strstr(p, "dtype=bf16")); p++)
+        nbf++;
+    ck_assert_int_gt(n16, 200);
+    ck_assert_int_eq(nbf, n16 + 1);                 /* every line; the last has no newline */
+    qjit_free(ctx, d16);
+    qjit_free(ctx, dbf);
+    ck_assert_int_eq(qjit_default_variants_dtype(ctx, "sm_90a", QJIT_DTYPE_F32, &dbf), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_null(dbf);
     qjit_context_destroy(ctx);
 }
 END_TEST
@@ -838,7 +916,7 @@ START_TEST(sparse_layer_plans)
     const int64_t N = 4096, K = 4096;     /* 64 x 64 blocks of 64 x 64 */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         qjit__layer_plan plan;
-        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks};
+        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks, NULL};
         pthread_mutex_lock(&ctx->lock);
         qjit_status st = qjit__plan_layer(ctx, &req, &plan);
         pthread_mutex_unlock(&ctx->lock);
@@ -883,9 +961,9 @@ START_TEST(sparse_layer_plans)
     int fewer = 0, total = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
-        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0};
+        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL};
         const qjit__plan_request sr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 64, 64,
-                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10};
+                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10, NULL};
         pthread_mutex_lock(&ctx->lock);
         ck_assert_int_eq(qjit__plan_layer(ctx, &dr, &dense), QJIT_OK);
         ck_assert_int_eq(qjit__plan_layer(ctx, &sr, &sparse), QJIT_OK);
@@ -935,7 +1013,7 @@ START_TEST(sparse_layer_plans)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             qjit__layer_plan plan;
             const qjit__plan_request req = {"w4a8-qoq", 64, shapes[i][0], shapes[i][1], archs[a], 108, NULL, 32, 128,
-                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20};
+                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20, NULL};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -946,11 +1024,11 @@ START_TEST(sparse_layer_plans)
             qjit__plan_release(ctx, &plan);
         }
     static const struct { qjit__plan_request req; const char *words; } bad[] = {
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0}, "the weights carry no residual"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10}, "rblock=64x64, the residual"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097}, "does not fit"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1}, "does not fit"},
-        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10}, "takes no sparse residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0, NULL}, "the weights carry no residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10, NULL}, "rblock=64x64, the residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097, NULL}, "does not fit"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1, NULL}, "does not fit"},
+        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10, NULL}, "takes no sparse residual"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         qjit__layer_plan plan;
@@ -1030,7 +1108,7 @@ END_TEST
 static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
 {
     qjit__layer_plan plan;
-    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0};
+    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -1145,7 +1223,7 @@ START_TEST(int4_mma_keys_and_plans)
                 const int int4 = scheme < 2, int4_target = strcmp(archs[ai], "sm_90a") != 0;
                 static const char *const names[] = {"w4a4", "w4ax", "w4a8-lqq"};
                 qjit__layer_plan plan;
-                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0};
+                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0, NULL};
                 pthread_mutex_lock(&ctx->lock);
                 qjit_status st = qjit__plan_layer(ctx, &req, &plan);
                 pthread_mutex_unlock(&ctx->lock);
@@ -1203,6 +1281,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, dispatch_narrow_tiles_for_4096_wide_layers);
     tcase_add_test(tc, dispatch_few_token_tiles);
     tcase_add_test(tc, int4_mma_keys_and_plans);
+    tcase_add_test(tc, bf16_keys_and_plans);
     qt_add(s, tc, 0);
     return s;
 }

@@ -318,6 +318,79 @@ START_TEST(activations_bad_input)
 END_TEST
 
 
+/* BF16: the conversions (all 65536 patterns widen exactly and round-trip;
+ * float -> bf16 rounds to nearest even), the layer's activation
+ * quantization of BF16 tokens equal to that of the same values given as
+ * FP16 (values both formats hold exactly), BF16 NaN and infinity refused,
+ * unknown dtypes refused; weights given as BF16 pack like their FP32 values. */
+START_TEST(bf16_tokens_and_weights)
+{
+    for (uint32_t b = 0; b < 65536; b++) {
+        const float f = qjit__bf16_to_float((uint16_t)b);
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        ck_assert_uint_eq(bits, b << 16);
+        if (!isnan(f))
+            ck_assert_uint_eq(qjit__float_to_bf16(f), b);
+        else
+            ck_assert(isnan(qjit__bf16_to_float(qjit__float_to_bf16(f))));
+    }
+    ck_assert_uint_eq(qjit__float_to_bf16(1.0f + 0x1p-8f), 0x3F80u);           /* a tie: to even */
+    ck_assert_uint_eq(qjit__float_to_bf16(1.0f + 0x1p-8f + 0x1p-16f), 0x3F81u);
+    ck_assert_uint_eq(qjit__float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82u);         /* a tie: to even, up */
+
+    qjit_context *ctx = qt_bare_context();
+    const int64_t N = 64, K = 256, M = 5;
+    qt_rng r = qt_rng_make(29);
+    float *W = qt_xmalloc(sizeof(float) * (size_t)(N * K));
+    uint16_t *Wb = qt_xmalloc(2 * (size_t)(N * K));
+    for (int64_t i = 0; i < N * K; i++) {
+        Wb[i] = qjit__float_to_bf16((float)(0.05 * qt_normal(&r)));
+        W[i] = qjit__bf16_to_float(Wb[i]);
+    }
+    size_t bytes;
+    ck_assert_int_eq(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, N, K, &bytes), QJIT_OK);
+    uint8_t *a = qt_xmalloc(bytes), *b = qt_xmalloc(bytes);
+    ck_assert_int_eq(qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, 128, W, QJIT_DTYPE_F32, N, K, a, bytes, NULL),
+                     QJIT_OK);
+    ck_assert_int_eq(qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, 128, Wb, QJIT_DTYPE_BF16, N, K, b, bytes, NULL),
+                     QJIT_OK);
+    ck_assert_int_eq(memcmp(a, b, bytes), 0);
+    ck_assert_int_eq(qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, 128, Wb, (qjit_dtype)9, N, K, b, bytes, NULL),
+                     QJIT_INVALID_ARGUMENT);
+
+    /* Tokens: small integers times powers of two, exact in FP16 and BF16. */
+    uint16_t Xh[5 * 256], Xb[5 * 256];
+    int8_t q1[5 * 256], q2[5 * 256];
+    float s1[5], s2[5];
+    for (int64_t i = 0; i < M * K; i++) {
+        const float v = (float)((int)(qt_next(&r) % 255) - 127) * 0x1p-6f;
+        Xh[i] = qjit__float_to_half(v);
+        Xb[i] = qjit__float_to_bf16(v);
+        ck_assert(qjit__half_to_float(Xh[i]) == qjit__bf16_to_float(Xb[i]));
+    }
+    ck_assert_int_eq(qjit_reference_quantize_activations_dtype(ctx, a, bytes, M, QJIT_DTYPE_F16, Xh, q1, s1), QJIT_OK);
+    ck_assert_int_eq(qjit_reference_quantize_activations_dtype(ctx, a, bytes, M, QJIT_DTYPE_BF16, Xb, q2, s2), QJIT_OK);
+    ck_assert_int_eq(memcmp(q1, q2, sizeof q1), 0);
+    ck_assert_int_eq(memcmp(s1, s2, sizeof s1), 0);
+    /* BF16 NaN and infinity (FP16 would read these bits as finite). */
+    const uint16_t bad[] = {0x7FC0, 0x7F80, 0xFF80, 0x7F81};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint16_t saved = Xb[7];
+        Xb[7] = bad[i];
+        memset(q2, 0x5A, sizeof q2);
+        ck_assert_int_eq(qjit_reference_quantize_activations_dtype(ctx, a, bytes, M, QJIT_DTYPE_BF16, Xb, q2, s2),
+                         QJIT_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(ctx->last_error, "BF16"));
+        ck_assert_int_eq((uint8_t)q2[0], 0x5A);
+        Xb[7] = saved;
+    }
+    ck_assert_int_eq(qjit_reference_quantize_activations_dtype(ctx, a, bytes, M, QJIT_DTYPE_F32, Xb, q2, s2),
+                     QJIT_INVALID_ARGUMENT);
+    free(W); free(Wb); free(a); free(b);
+}
+END_TEST
+
 /*------------------------------------------------------------------------
  * GEMM: the test's own decoder of a packed buffer
  *------------------------------------------------------------------------*/
@@ -817,6 +890,7 @@ Suite *qjit_test_suite(void)
         {"activations_all_fp16", activations_all_fp16_values, 1},
         {"activations_rounding", activations_round_half_away, 1},
         {"activations_bad", activations_bad_input, 1},
+        {"bf16", bf16_tokens_and_weights, 1},
         {"gemm", gemm_matches_naive, QT_NCONFIGS},
         {"gemm_extreme", gemm_extreme_accumulators, QT_NONE_PER_SCHEME},
         {"gemm_wraps", gemm_wraps_like_int32, 2},

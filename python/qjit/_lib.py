@@ -68,7 +68,8 @@ class ActivationInfo(ctypes.Structure):
 
 
 class LinearOptions(ctypes.Structure):
-    _fields_ = [("struct_size", c_size_t), ("max_tokens", c_int64), ("eager", c_int), ("variant", c_char_p)]
+    _fields_ = [("struct_size", c_size_t), ("max_tokens", c_int64), ("eager", c_int), ("variant", c_char_p),
+                ("dtype", c_int)]
 
 
 class Tokens(ctypes.Structure):
@@ -115,6 +116,9 @@ _sig("qjit_activation_info_init", None, P(ActivationInfo))
 _sig("qjit_weights_activation", c_int, c_void_p, c_void_p, c_size_t, P(ActivationInfo))
 _sig("qjit_reference_quantize_activations_for", c_int, c_void_p, c_void_p, c_size_t, c_int64, c_void_p, c_void_p,
      c_void_p)
+_sig("qjit_reference_quantize_activations_dtype", c_int, c_void_p, c_void_p, c_size_t, c_int64, c_int, c_void_p,
+     c_void_p, c_void_p)
+_sig("qjit_default_variants_dtype", c_int, c_void_p, c_char_p, c_int, P(c_void_p))
 _sig("qjit_reference_gemm", c_int, c_void_p, c_void_p, c_size_t, c_int64, c_void_p, c_void_p, c_void_p, c_void_p)
 _sig("qjit_linear_options_init", None, P(LinearOptions))
 _sig("qjit_linear_create", c_int, c_void_p, c_void_p, c_size_t, P(LinearOptions), P(c_void_p))

@@ -8,7 +8,7 @@ from . import _lib
 from ._lib import lib
 
 SCHEMES = ("w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4", "w4ax", "w4ax-s")
-DTYPE_F16, DTYPE_F32 = 1, 2
+DTYPE_F16, DTYPE_F32, DTYPE_BF16 = 1, 2, 3
 
 
 class QJitError(RuntimeError):
@@ -93,7 +93,9 @@ def _dtype_of(obj, what):
         return DTYPE_F32
     if name in ("float16", "torch.float16", "e", "H"):
         return DTYPE_F16
-    raise TypeError(f"{what} must hold float32 or float16 values, not {name or type(obj).__name__}")
+    if name in ("bfloat16", "torch.bfloat16"):
+        return DTYPE_BF16
+    raise TypeError(f"{what} must hold float32, float16 or bfloat16 values, not {name or type(obj).__name__}")
 
 
 class Context:
@@ -170,10 +172,14 @@ class Context:
                 "generate_seconds": info.generate_seconds, "compile_seconds": info.compile_seconds,
                 "total_seconds": info.total_seconds, "entry": info.entry.decode()}
 
-    def default_variants(self, arch=None):
-        """The default variant set (canonical keys) for arch."""
+    def default_variants(self, arch=None, dtype="float16"):
+        """The default variant set (canonical keys) for arch, of FP16 layers
+        or (dtype "bfloat16") BF16 ones."""
         keys = ctypes.c_void_p()
-        self._check(lib.qjit_default_variants(self.handle, _b(arch), ctypes.byref(keys)))
+        code = {"float16": DTYPE_F16, "bfloat16": DTYPE_BF16}.get(str(dtype).replace("torch.", ""))
+        if code is None:
+            raise ValueError(f"dtype must be float16 or bfloat16, not {dtype}")
+        self._check(lib.qjit_default_variants_dtype(self.handle, _b(arch), code, ctypes.byref(keys)))
         try:
             return ctypes.string_at(keys).decode().split()
         finally:
@@ -223,7 +229,7 @@ class Context:
         return o, keep
 
     def quantize_weights(self, W, scheme, group, N, K, **options):
-        """Packs W (N x K float32 or float16, host, row-major) with a scheme
+        """Packs W (N x K float32, float16 or bfloat16, host, row-major) with a scheme
         and group size (0: per channel) into the self-describing buffer a
         layer takes (bytes). options: alpha (w4a8-is), sparsity, block
         ((block_n, block_k)), calib (calibration rows x K, float16/32),
@@ -259,23 +265,25 @@ class Context:
                 "bits": act.bits, "parts": act.parts, "a8_channels": act.a8_channels, "permuted": bool(act.permuted)}
 
     def reference(self, packed, X, M):
-        """The CPU reference of a layer on X (M x K float16, host): the
-        activation quantization the layer takes, then the exact INT32 sums and
-        the FP32 output. Returns (Y, acc) as array('f') and array('i'), M x N
-        (acc: one plane per activation part)."""
+        """The CPU reference of a layer on X (M x K float16 or bfloat16,
+        host): the activation quantization the layer takes, then the exact
+        INT32 sums and the FP32 output. Returns (Y, acc) as array('f') and
+        array('i'), M x N (acc: one plane per activation part)."""
         from array import array
         info = self.weights_info(packed)
         N, K, parts, M = info["N"], info["K"], info["parts"], int(M)
-        if _dtype_of(X, "X") != DTYPE_F16:
-            raise TypeError("X must hold float16 values")
+        dtype = _dtype_of(X, "X")
+        if dtype not in (DTYPE_F16, DTYPE_BF16):
+            raise TypeError("X must hold float16 or bfloat16 values")
         x = _HostBuffer(X, "X")
         if x.nbytes != M * K * 2:
-            raise ValueError(f"X holds {x.nbytes} bytes, not M x K = {M} x {K} float16 values")
+            raise ValueError(f"X holds {x.nbytes} bytes, not M x K = {M} x {K} 16-bit values")
         p = _HostBuffer(packed, "packed")
         xq = ctypes.create_string_buffer(M * K)
         sx = (ctypes.c_float * (M * parts))()
         acc = (ctypes.c_int32 * (M * N * parts))()
         y = (ctypes.c_float * (M * N))()
-        self._check(lib.qjit_reference_quantize_activations_for(self.handle, p.ptr, p.nbytes, M, x.ptr, xq, sx))
+        self._check(lib.qjit_reference_quantize_activations_dtype(self.handle, p.ptr, p.nbytes, M, dtype, x.ptr, xq,
+                                                                  sx))
         self._check(lib.qjit_reference_gemm(self.handle, p.ptr, p.nbytes, M, xq, sx, acc, y))
         return array("f", bytes(y)), array("i", bytes(acc))

@@ -32,22 +32,25 @@ def _host_context():
 class Linear(torch.nn.Module):
     """y = x W^T (+ bias) with W packed by qjit (a scheme, a group size).
 
-    x: (..., in_features) float16, contiguous, on a CUDA device, 16-byte
-    aligned; y: (..., out_features) float16 on the same device, computed on
+    x: (..., in_features) of the layer's dtype (float16, or bfloat16), contiguous, on a
+    CUDA device, 16-byte aligned; y: (..., out_features) of that dtype on the same device, computed on
     torch's current stream there. The first call on a device creates the
     layer there (uploads the weights; its kernels come from the disk cache or
     are compiled once). CUDA-graph capturable once a call at the largest M to
     be captured has run (the workspace grows outside capture only)."""
 
-    def __init__(self, packed, bias=None, max_tokens=1024):
+    def __init__(self, packed, bias=None, max_tokens=1024, dtype=torch.float16):
         super().__init__()
         data = bytes(packed) if not isinstance(packed, torch.Tensor) else packed.detach().cpu().contiguous().numpy().tobytes()
         info = _host_context().weights_info(data)
         self.register_buffer("packed", torch.frombuffer(bytearray(data), dtype=torch.uint8))
         self.scheme, self.group = info["scheme"], info["group"]
         self.in_features, self.out_features = int(info["K"]), int(info["N"])
+        if dtype not in (torch.float16, torch.bfloat16):
+            raise TypeError(f"a qjit.Linear's activations are torch.float16 or torch.bfloat16, not {dtype}")
+        self.dtype = dtype
         if bias is not None:
-            bias = torch.as_tensor(bias).detach().to(torch.float16).reshape(-1)
+            bias = torch.as_tensor(bias).detach().to(dtype).reshape(-1)
             if bias.numel() != self.out_features:
                 raise ValueError(f"bias has {bias.numel()} values, not out_features = {self.out_features}")
             self.register_buffer("bias", bias.clone())
@@ -58,11 +61,12 @@ class Linear(torch.nn.Module):
         self._bias_device = {}     # device index -> the bias there
 
     @classmethod
-    def from_float(cls, layer, scheme="w4a8-lqq", group=128, max_tokens=1024, **options):
+    def from_float(cls, layer, scheme="w4a8-lqq", group=128, max_tokens=1024, dtype=None, **options):
         """Quantizes an nn.Linear (or a weight tensor, out x in) with a scheme
-        and group size (0: per channel). options as Context.quantize_weights:
-        alpha, sparsity, block, calib (calibration rows, a tensor), a8_fraction,
-        layer_name."""
+        and group size (0: per channel). dtype: the activations' (float16 or
+        bfloat16; None: bfloat16 for a bfloat16 layer, else float16).
+        options as Context.quantize_weights: alpha, sparsity, block, calib
+        (calibration rows, a tensor), a8_fraction, layer_name."""
         weight = layer.weight if isinstance(layer, torch.nn.Linear) else layer
         bias = layer.bias if isinstance(layer, torch.nn.Linear) else options.pop("bias", None)
         if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
@@ -71,12 +75,14 @@ class Linear(torch.nn.Module):
         if "calib" in options and isinstance(options["calib"], torch.Tensor):
             options["calib"] = options["calib"].detach().to("cpu", torch.float32).contiguous()
         N, K = W.shape
+        if dtype is None:
+            dtype = torch.bfloat16 if weight.dtype == torch.bfloat16 else torch.float16
         packed = _host_context().quantize_weights(W, scheme, group, N, K, **options)
-        return cls(packed, bias=bias, max_tokens=max_tokens)
+        return cls(packed, bias=bias, max_tokens=max_tokens, dtype=dtype)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, scheme={self.scheme}, "
-                f"group={self.group}, bias={self.bias is not None}")
+                f"group={self.group}, dtype={self.dtype}, bias={self.bias is not None}")
 
     def _load_from_state_dict(self, *args, **kwargs):
         super()._load_from_state_dict(*args, **kwargs)
@@ -109,6 +115,7 @@ class Linear(torch.nn.Module):
         opts = _lib.LinearOptions()
         lib.qjit_linear_options_init(ctypes.byref(opts))
         opts.max_tokens = self.max_tokens
+        opts.dtype = 3 if self.dtype == torch.bfloat16 else 1     # QJIT_DTYPE_BF16 / _F16
         handle = ctypes.c_void_p()
         with torch.cuda.device(index):
             _check(lib.qjit_linear_create(ctx.handle, data.data_ptr(), data.numel(), ctypes.byref(opts),
@@ -123,14 +130,14 @@ class Linear(torch.nn.Module):
         return fmt
 
     def _check_input(self, x):
-        """x's data pointer, once x is checked: a CUDA float16 tensor,
+        """x's data pointer, once x is checked: a CUDA tensor of the layer's dtype,
         contiguous, 16-byte aligned, its last dimension in_features."""
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"qjit.Linear takes a torch.Tensor, not {type(x).__name__}")
         if not x.is_cuda:
             raise ValueError(f"qjit.Linear runs on CUDA tensors; x is on {x.device}")
-        if x.dtype is not torch.float16:
-            raise TypeError(f"qjit.Linear takes float16 activations, not {x.dtype}")
+        if x.dtype is not self.dtype:
+            raise TypeError(f"this qjit.Linear takes {self.dtype} activations, not {x.dtype}")
         shape = x.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"x has shape {tuple(shape)}; its last dimension must be in_features = "
@@ -149,7 +156,7 @@ class Linear(torch.nn.Module):
         index = x.get_device()
         native = self._native.get(index) or self._layer(index)
         M = x.numel() // self.in_features
-        y = torch.empty((*x.shape[:-1], self.out_features), dtype=torch.float16, device=x.device)
+        y = torch.empty((*x.shape[:-1], self.out_features), dtype=self.dtype, device=x.device)
         if M:
             status = lib.qjit_linear_forward(native[1], M, ptr, y.data_ptr(), None, 0, _raw_stream(index))
             if status:
@@ -219,14 +226,14 @@ class Linear(torch.nn.Module):
     def forward_tokens(self, tokens):
         """y from tokens quantized before (quantize(), or an engine's own
         kernel writing the same format: qjit_linear_tokens_format), the GEMM
-        alone on the current stream: y is (M, out_features) float16."""
+        alone on the current stream: y is (M, out_features) of the layer's dtype."""
         xq = tokens.get("xq") if isinstance(tokens, dict) else None
         if not isinstance(xq, torch.Tensor) or xq.dim() != 2 or not xq.is_cuda:
             raise ValueError("tokens must be a dict whose 'xq' is a 2-D CUDA tensor (M x row_bytes)")
         M = xq.shape[0]
         ctx, handle = self._layer(xq.device)
         t = self._tokens(tokens, M, self._format(ctx, handle, M), xq.device)
-        y = torch.empty((M, self.out_features), dtype=torch.float16, device=xq.device)
+        y = torch.empty((M, self.out_features), dtype=self.dtype, device=xq.device)
         _check(lib.qjit_linear_forward_tokens(handle, M, ctypes.byref(t), y.data_ptr(), None, 0,
                                               _raw_stream(xq.get_device())), ctx.handle)
         if self.bias is not None:

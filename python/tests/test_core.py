@@ -118,7 +118,7 @@ def test_bad_input_is_refused(ctx):
     W = weights(N, K)
     with pytest.raises(ValueError, match="N x K"):
         ctx.quantize_weights(W[:-1], "w4a8-lqq", 128, N, K)
-    with pytest.raises(TypeError, match="float32 or float16"):
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
         ctx.quantize_weights(array.array("d", W), "w4a8-lqq", 128, N, K)
     with pytest.raises(qjit.QJitError) as e:
         ctx.quantize_weights(W, "w4a8-lqq", 96, N, K)

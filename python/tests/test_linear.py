@@ -76,6 +76,32 @@ def test_output_matches_reference_and_dequantized_matmul(scheme, group):
     assert float((layer(x).float() - exact).norm() / exact.norm()) < 0.7
 
 
+@pytest.mark.parametrize("scheme,group", [("w4a8-lqq", 128), ("w4a8-qoq", 0), ("w4a8-is", 64), ("w8a8", 0),
+                                          ("w4ax-s", 0)])
+def test_bfloat16_layers(scheme, group):
+    lin, _ = make(scheme, group)
+    opts = {}
+    if scheme == "w4ax-s":
+        calib = torch.randn(64, K)
+        calib[:, K // 5] *= 8
+        opts = {"calib": calib, "a8_fraction": 0.25}
+    layer = qjit.Linear.from_float(lin.to(torch.bfloat16), scheme=scheme, group=group, **opts)
+    assert layer.dtype == torch.bfloat16
+    assert "dtype=bf16" in layer.variant(16)
+    for M in (1, 16, 300):
+        x = tokens(M, seed=M).to(torch.bfloat16)
+        y = layer(x)
+        assert y.dtype == torch.bfloat16
+        torch.cuda.synchronize()
+        ref = reference(layer, x)
+        diff = (y.float().cpu() - ref).abs()
+        bound = ref.abs() * 2.0 ** -8 + 2.0 ** -24
+        assert bool((diff <= bound).all()), f"{scheme} bf16 M={M}: {int((diff > bound).sum())} outputs off"
+        assert torch.equal(layer.forward_tokens(layer.quantize(x)), y)
+    with pytest.raises(TypeError, match="bfloat16 activations"):
+        layer(tokens(2))
+
+
 @pytest.mark.parametrize("scheme,group", [("w4a8-lqq", 128), ("w4a8-qoq", 0), ("w4ax", 0)])
 def test_tokens_entry_is_bit_identical(scheme, group):
     _, layer = make(scheme, group)

@@ -14,8 +14,8 @@ static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
     const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        x[2 * i] = half_to_float((u16)(w[i] & 0xFFFFu));
-        x[2 * i + 1] = half_to_float((u16)(w[i] >> 16));
+        x[2 * i] = x_to_float((u16)(w[i] & 0xFFFFu));
+        x[2 * i + 1] = x_to_float((u16)(w[i] >> 16));
     }
 }
 
@@ -95,7 +95,7 @@ static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u
     }
 }
 
-/* Quantizes token row m (K FP16 values, 16-byte chunks) with all T threads
+/* Quantizes token row m (K 16-bit floats, 16-byte chunks) with all T threads
  * of the CTA; red: T / 32 floats of shared memory (with ROWSUM, T / 32 ints
  * after them, and the row's sum goes to rowsum[m]). U = 1: one value per
  * byte (Xq rows of K bytes); U = 4: two per byte (rows of K / 2 bytes, K a

@@ -1,5 +1,6 @@
 //% -- lib/epilogue.cu -- the epilogue of the MMA pipes: each thread's
-//% -- accumulators, through the scheme's epi_value (epi f16) or raw (epi i32),
+//% -- accumulators, through the scheme's epi_value into 16-bit floats (epi f16; FP16 or BF16 by
+//% -- the key's dtype) or raw (epi i32),
 //% -- staged as the BM x BN output tile in shared memory (row stride LDC, at
 //% -- EPI_TILE_OFF), then stored as whole rows of 16-byte writes. The template
 //% -- defines ACC(q), ACC_NJ (8-token groups per 16-row block of a thread's
@@ -12,10 +13,10 @@
 //% -- Two activation parts (p.parts == 2, the template defines ACC2(q)): the
 //% -- scheme's epi_value2 of both sums, or with epi i32 both planes, the
 //% -- second M x N after the first.
-//% local f16 = p.epi ~= "i32"
-//% local out = f16 and "u16" or "int"
+//% local scaled = p.epi ~= "i32"
+//% local out = scaled and "u16" or "int"
 //% local two = p.parts == 2
-//% local planes = (two and not f16) and 2 or 1
+//% local planes = (two and not scaled) and 2 or 1
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
     {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF);
@@ -31,9 +32,9 @@
         for (int half = 0; half < 2; ++half) {
             const int q_n = i * ACC_NJ * 4 + half * 2;
             const int nl = ACC_NL(q_n);
-//% if f16 and pre then
+//% if scaled and pre then
             const epi_col col = pre_n[i][half];
-//% elseif f16 then
+//% elseif scaled then
             const epi_col col = epi_col_load(EPI_COL_ARGS, n_cta + nl, n_cta + nl < N);
 //% end
 #pragma unroll
@@ -43,11 +44,11 @@
                     const int q = q_n + j * 4 + odd;
                     const int ml = ACC_ML(q);
 //% local value = two and "epi_value2(ACC(q), ACC2(q), " or "epi_value(ACC(q), "
-//% if f16 and pre then
-                    tile[ml * LDC + nl] = float_to_half({{ value }}pre_m[j][odd], col));
-//% elseif f16 then
+//% if scaled and pre then
+                    tile[ml * LDC + nl] = float_to_y({{ value }}pre_m[j][odd], col));
+//% elseif scaled then
                     const epi_row row = epi_row_load(EPI_ROW_ARGS, m_cta + ml, m_cta + ml < M);
-                    tile[ml * LDC + nl] = float_to_half({{ value }}row, col));
+                    tile[ml * LDC + nl] = float_to_y({{ value }}row, col));
 //% elseif planes == 2 then
                     tile[ml * LDC + nl] = plane ? ACC2(q) : ACC(q);
 //% else

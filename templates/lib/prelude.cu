@@ -46,15 +46,22 @@ static __device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 &r0, u32 &r1, u
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
 }
 
-static __device__ __forceinline__ float half_to_float(u16 h)
+//% -- The activations' and outputs' 16-bit floats (key field dtype): FP16, or
+//% -- BF16 (bf16 set by the template that renders this).
+/* The tokens' and outputs' 16-bit floats ({{ bf16 and "BF16" or "FP16" }}) to and from float. */
+static __device__ __forceinline__ float x_to_float(u16 h)
 {
+//% if bf16 then
+    return __uint_as_float((u32)h << 16);           /* exact */
+//% else
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
     return f;
+//% end
 }
-static __device__ __forceinline__ u16 float_to_half(float f)
+static __device__ __forceinline__ u16 float_to_y(float f)
 {
     u16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    asm("cvt.rn.{{ bf16 and "bf16" or "f16" }}.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
 }
