@@ -1903,7 +1903,7 @@ START_TEST(bad_sizes_rejected)
     /* NULL pointers, an unknown dtype, bad options. */
     expect_refused("W NULL", QJIT_INVALID_ARGUMENT, LQQ, 0, NULL, QJIT_DTYPE_F32, 16, 64, NULL, 0, 0);
     expect_refused("out NULL", QJIT_INVALID_ARGUMENT, LQQ, 0, W, QJIT_DTYPE_F32, 16, 64, NULL, 1, 0);
-    expect_refused("dtype 3", QJIT_INVALID_ARGUMENT, LQQ, 0, W, (qjit_dtype)3, 16, 64, NULL, 0, 0);
+    expect_refused("dtype 4", QJIT_INVALID_ARGUMENT, LQQ, 0, W, (qjit_dtype)4, 16, 64, NULL, 0, 0);
     expect_refused("dtype 0", QJIT_INVALID_ARGUMENT, W8A8, 0, W, (qjit_dtype)0, 16, 64, NULL, 0, 0);
     qjit_quantize_options o;
     qjit_quantize_options_init(&o);
