@@ -621,9 +621,16 @@ static qjit_status launch(qjit_linear *lin, const bucket *b, const binding *bd, 
 static qjit_status grow_workspace(qjit_linear *lin, size_t need, CUstream stream)
 {
     qjit_status st = QJIT_OK;
+    const qjit__driver *d = &lin->ctx->driver;
+    /* Not while the stream is captured: the old workspace may be in the
+     * graph, and waiting on the stream is not allowed then. */
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (d->StreamIsCapturing(stream, &capture) == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE)
+        return qjit__error(lin->ctx, QJIT_INVALID_ARGUMENT, "the layer's workspace must grow to %zu bytes for this "
+                           "M while the stream is being captured: run one call at the largest M before capturing, "
+                           "create the layer with a larger max_tokens, or pass a workspace", need);
     pthread_mutex_lock(&lin->lock);
     if (need > lin->workspace_bytes) {
-        const qjit__driver *d = &lin->ctx->driver;
         CUdeviceptr grown = device_alloc(lin->ctx, need, &st);
         CUresult r = grown ? d->MemsetD8Async(grown, 0, need, stream) : CUDA_SUCCESS;
         if (r != CUDA_SUCCESS) {
