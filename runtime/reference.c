@@ -98,6 +98,14 @@ static float quantize_part(const uint16_t *x, to_float_fn cvt, const uint8_t *pe
     return scale;
 }
 
+/* M one-part tokens, each quantized whole to `bits` (8: +-127, 4: +-7). */
+static void quantize_rows(const uint16_t *X, to_float_fn cvt, int64_t M, int64_t K, int bits, int8_t *Xq, float *sx)
+{
+    const float limit = bits == 8 ? 127.0f : 7.0f;
+    for (int64_t m = 0; m < M; m++)
+        sx[m] = quantize_part(X + m * K, cvt, NULL, 0, K, limit, Xq + m * K);
+}
+
 /* Whether channel k is in an INT8 channels' set (bit k % 8 of byte k / 8). */
 static int in_set(const uint8_t *set, int64_t k)
 {
@@ -138,14 +146,10 @@ qjit_status qjit_reference_quantize_activations_bits(qjit_context *ctx, int bits
 {
     if (bits != 8 && bits != 4)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "activations are quantized to 8 or 4 bits, not %d", bits);
-    /* The largest magnitude: 127 for INT8, 7 for INT4 (symmetric). */
-    const float limit = bits == 8 ? 127.0f : 7.0f;
     qjit_status st = check_tokens(ctx, M, K, X, QJIT_DTYPE_F16, Xq, sx);
     if (st != QJIT_OK)
         return st;
-
-    for (int64_t m = 0; m < M; m++)
-        sx[m] = quantize_part(X + m * K, qjit__half_to_float, NULL, 0, K, limit, Xq + m * K);
+    quantize_rows(X, qjit__half_to_float, M, K, bits, Xq, sx);
     return QJIT_OK;
 }
 
@@ -257,9 +261,7 @@ qjit_status qjit_reference_quantize_activations_dtype(qjit_context *ctx, const v
         return st;
     const to_float_fn cvt = dtype == QJIT_DTYPE_BF16 ? qjit__bf16_to_float : qjit__half_to_float;
     if (!v.scheme->two_part) {
-        const float limit = qjit_scheme_activation_bits(v.scheme->id) == 8 ? 127.0f : 7.0f;
-        for (int64_t m = 0; m < M; m++)
-            sx[m] = quantize_part(X + m * K, cvt, NULL, 0, K, limit, Xq + m * K);
+        quantize_rows(X, cvt, M, K, qjit_scheme_activation_bits(v.scheme->id), Xq, sx);
         return QJIT_OK;
     }
     const uint8_t *perm = qjit__view_order(&v), *set = qjit__view_a8set(&v);
