@@ -30,6 +30,7 @@
     X(LaunchKernelEx, "cuLaunchKernelEx", (const CUlaunchConfig *, CUfunction, void **, void **)) \
     X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                      \
     X(MemFree, "cuMemFree_v2", (CUdeviceptr))                                                  \
+    X(MemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))                                     \
     X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                      \
     X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                            \
     X(MemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                         \

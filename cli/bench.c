@@ -7,10 +7,8 @@
  * cached forward call (direct, and per forward under CUDA graph replay), and
  * cold-compile / cache-load time per variant. */
 #define _GNU_SOURCE
-#include "bench_args.h"
-#include "blas_peer.h"
+#include "bench.h"
 #include "cli.h"
-#include "context.h"
 #include "accuracy.h"
 #include "fp16.h"
 
@@ -24,7 +22,7 @@
 static const char usage[] =
     "usage: qjit bench [--scheme S,...|all] [--shapes NxK,...] [--shapes-file F] [--m M,...]\n"
     "                  [--group G] [--variant KEY]... [--reps R] [--no-peers] [--csv FILE]\n"
-    "                  [--json FILE] [--seed S] [--sparsity RHO,...] [--a8 SHARE]\n"
+    "                  [--json FILE] [--seed S] [--sparsity RHO,...] [--a8 SHARE] [--layers L]\n"
     "Runs quantized layers of each scheme and the cuBLASLt peers (BF16, INT8->INT32, FP8\n"
     "E4M3) on the same shapes in one process: each layer as forward (the activation\n"
     "kernel and the GEMM: 'qjit us') and as the GEMM alone on tokens quantized before the\n"
@@ -47,9 +45,13 @@ static const char usage[] =
     "one: w4a8-lqq, w4a8-qoq with groups), each timed against the dense layer (which\n"
     "always runs): the summary gives the latency over dense per budget (geomean, worst).\n"
     "Ends with cold-compile time per variant (a child `qjit compile` into an empty cache,\n"
-    "the driver's compute cache off) and cache-load time.\n";
-
-#define NPEERS 3
+    "the driver's compute cache off) and cache-load time.\n"
+    "--layers L times a model's step instead: the shapes are one layer's linears, called\n"
+    "in order over L layers that each hold their own weights, M tokens a call, as one\n"
+    "CUDA graph replayed and as eager calls; per scheme on tokens quantized before the\n"
+    "call and quantizing inside, and the cuBLAS peers on the same step. Defaults there:\n"
+    "Llama-2-7B's four linears (12288x4096, 4096x4096, 22016x4096, 4096x11008) at M = 1,\n"
+    "2, 4, 8, 16, 32, 64 (e.g. --layers 32 is its decode step).\n";
 
 #define MAX_SCHEMES 7
 
@@ -66,32 +68,13 @@ typedef struct point {
     char key[400];
 } point;
 
-typedef struct bench {
-    qjit_context *ctx;
-    /* Peer times per (shape, M), measured once and shared by every scheme. */
-    double (*peer_cache)[QB_MAX_MS][NPEERS];
-    int (*peer_done)[QB_MAX_MS];
-    double int8_peak_tops;        /* cuBLAS INT8 at 8192^3, the tensor cores' measured ceiling */
-    qjit__driver *d;
-    qb_blas *blas;
-    double copy_gbs;              /* measured device copy bandwidth, GB/s (read + write) */
-    CUdeviceptr flush;            /* L2-sized scratch, rewritten before each timed call */
-    size_t flush_bytes;
-    CUevent e0, e1;
-    int reps;
-    uint64_t seed;
-    double a8;                    /* the INT8 share of w4ax, w4ax-s (--a8) */
-} bench;
-
-static int cmp_float(const void *a, const void *b)
+int bench_cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
     return x < y ? -1 : x > y;
 }
 
-/* Times `reps` calls of fn with the L2 flushed before each; median in µs. */
-typedef int (*call_fn)(void *ud);
-static double time_calls(bench *b, call_fn fn, void *ud)
+double bench_time_calls(bench *b, bench_call_fn fn, void *ud)
 {
     float *t = malloc(sizeof(float) * (size_t)b->reps);
     for (int i = 0; i < 3; i++)
@@ -107,7 +90,7 @@ static double time_calls(bench *b, call_fn fn, void *ud)
             goto fail;
         b->d->EventElapsedTime(&t[i], b->e0, b->e1);
     }
-    qsort(t, (size_t)b->reps, sizeof *t, cmp_float);
+    qsort(t, (size_t)b->reps, sizeof *t, bench_cmp_float);
     double us = t[b->reps / 2] * 1000.0;
     free(t);
     return us;
@@ -135,7 +118,7 @@ static int measure_copy(bench *b)
     if (b->d->MemAlloc(&c.src, c.bytes) || b->d->MemAlloc(&c.dst, c.bytes))
         return 1;
     b->d->MemsetD8(c.src, 0x3C, c.bytes);
-    double us = time_calls(b, do_copy, &c);
+    double us = bench_time_calls(b, do_copy, &c);
     b->d->MemFree(c.src);
     b->d->MemFree(c.dst);
     if (us <= 0)
@@ -203,7 +186,7 @@ static double time_tokens(bench *b, qjit_linear *lin, long long M, long long N, 
         goto done;
     }
     tok_ud u = {lin, M, &t, dY2};
-    us = time_calls(b, do_tokens, &u);
+    us = bench_time_calls(b, do_tokens, &u);
 done:
     free(y1);
     free(y2);
@@ -225,8 +208,7 @@ static int do_peer(void *ud)
     return qb_gemm_run(((peer_ud *)ud)->g, NULL, err, sizeof err) != 0;
 }
 
-/* Fills n bytes of device memory with valid random values of a kind. */
-static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *seed)
+int bench_fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *seed)
 {
     size_t chunk = (size_t)16 << 20;
     unsigned char *host = malloc(chunk);
@@ -253,14 +235,10 @@ static int fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *
     return rc;
 }
 
-/* Compares the GPU's INT32 accumulators with the CPU reference on up to 16
- * rows spread over M (first and last included), every plane of a layer of
- * `parts` activation parts (w4ax, 2: the INT8 part's sums, then the INT4
- * part's). Returns rows checked, or -1 on a mismatch (message printed). */
-static int check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, int parts, long long M,
-                       long long N, long long K, const uint16_t *X, CUdeviceptr dX)
+int bench_check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, int parts, long long M, long long N,
+                      long long K, const uint16_t *X, CUdeviceptr dX, int max_rows)
 {
-    int rows = M < 16 ? (int)M : 16, rc = rows;
+    int rows = M < max_rows ? (int)M : max_rows, rc = rows;
     size_t ws;
     qjit_linear_workspace_size(lin, M, &ws);
     const size_t plane = (size_t)rows * (size_t)N;
@@ -328,14 +306,14 @@ static void run_peers(bench *b, int si, int mi, long long M, long long N, long l
         uint64_t seed = b->seed + 77 * (uint64_t)k;
         if (b->d->MemAlloc(&W, (size_t)(N * K) * in) || b->d->MemAlloc(&X, (size_t)(M * K) * in) ||
             b->d->MemAlloc(&Y, (size_t)(M * N) * out) || b->d->MemAlloc(&ws, wsb) ||
-            fill_device(b, W, (size_t)(N * K) * in, k, &seed) || fill_device(b, X, (size_t)(M * K) * in, k, &seed)) {
+            bench_fill_device(b, W, (size_t)(N * K) * in, k, &seed) || bench_fill_device(b, X, (size_t)(M * K) * in, k, &seed)) {
             fprintf(stderr, "qjit bench: %s: out of device memory at M=%lld N=%lld K=%lld\n",
                     qb_kind_name((qb_kind)k), M, N, K);
         } else if (qb_gemm_prepare(b->blas, (qb_kind)k, (int)M, (int)N, (int)K, W, X, Y, ws, wsb, &g, err, sizeof err)) {
             fprintf(stderr, "qjit bench: %s\n", err);
         } else {
             peer_ud u = {g};
-            double us = time_calls(b, do_peer, &u);
+            double us = bench_time_calls(b, do_peer, &u);
             p->peer_us[k] = us > 0 ? us : 0;
             qb_gemm_destroy(g);
         }
@@ -363,13 +341,13 @@ static double int8_peak(bench *b)
     size_t wsb = (size_t)32 << 20;
     if (b->d->MemAlloc(&W, (size_t)n * n) || b->d->MemAlloc(&X, (size_t)n * n) ||
         b->d->MemAlloc(&Y, (size_t)n * n * 4) || b->d->MemAlloc(&ws, wsb) ||
-        fill_device(b, W, (size_t)n * n, QB_INT8, &seed) || fill_device(b, X, (size_t)n * n, QB_INT8, &seed)) {
+        bench_fill_device(b, W, (size_t)n * n, QB_INT8, &seed) || bench_fill_device(b, X, (size_t)n * n, QB_INT8, &seed)) {
         fprintf(stderr, "qjit bench: the INT8 peak could not be measured (device memory)\n");
     } else if (qb_gemm_prepare(b->blas, QB_INT8, n, n, n, W, X, Y, ws, wsb, &g, err, sizeof err)) {
         fprintf(stderr, "qjit bench: the INT8 peak could not be measured: %s\n", err);
     } else {
         peer_ud u = {g};
-        double us = time_calls(b, do_peer, &u);
+        double us = bench_time_calls(b, do_peer, &u);
         tops = us > 0 ? qb_tops(n, n, n, us) : 0;
         qb_gemm_destroy(g);
     }
@@ -474,9 +452,7 @@ out:
     return result;
 }
 
-/* The random weights of an N x K layer (every scheme quantizes the same
- * ones); NULL if out of memory. */
-static float *layer_weights(bench *b, long long N, long long K)
+float *bench_layer_weights(bench *b, long long N, long long K)
 {
     float *W = malloc(sizeof(float) * (size_t)(N * K));
     uint64_t seed = b->seed + (uint64_t)(N * 131 + K);
@@ -485,20 +461,9 @@ static float *layer_weights(bench *b, long long N, long long K)
     return W;
 }
 
-/* Quantizes the layer W (N x K) with `scheme`, then checks, times and
- * compares it at every M (with the dispatch table, or with `variant`
- * forced). si: the shape's index in the run. */
-static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long long N, long long K, int group,
-                      double rho, const uint16_t *calib, const char *variant, const long long *ms, int nms, int first,
-                      point *pts, int *npts, int *wrong, double host_us[3], long long *host_big_m)
+void *bench_quantize(bench *b, qjit_scheme scheme, const float *W, long long N, long long K, int group, double rho,
+                     const uint16_t *calib, size_t *bytes)
 {
-    size_t bytes = 0;
-    void *blob = NULL;
-    qjit_linear *lin = NULL;
-    qjit_linear_options lo;
-    qjit_linear_options_init(&lo);
-    lo.max_tokens = 4096;
-    lo.variant = variant;
     /* A budget: the residual's blocks chosen as a user would, weighted by
      * calibration rows with the statistics of LLM activations. */
     qjit_quantize_options qo;
@@ -512,14 +477,37 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
         qo.calib_dtype = QJIT_DTYPE_F16;
         qo.calib_rows = QA_CALIB_ROWS;
     }
-    uint64_t seed = b->seed + (uint64_t)(N * 131 + K) + 7 * (uint64_t)scheme;
-    qjit_status st;
-    if (!W || qjit_packed_size_ex(b->ctx, scheme, group, N, K, &qo, &bytes) || !(blob = malloc(bytes))) {
-        fprintf(stderr, "qjit bench: cannot size %lldx%lld: %s\n", N, K, qjit_last_error(b->ctx));
-        return;
+    void *blob = NULL;
+    qjit_status st = QJIT_OK;
+    if (!W || (st = qjit_packed_size_ex(b->ctx, scheme, group, N, K, &qo, bytes)) || !(blob = malloc(*bytes)) ||
+        (st = qjit_quantize_weights_ex(b->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, &qo, blob, *bytes, bytes))) {
+        fprintf(stderr, "qjit bench: cannot quantize %lldx%lld with %s: %s: %s\n", N, K, qjit_scheme_name(scheme),
+                qjit_status_name(st ? st : QJIT_OUT_OF_MEMORY), st ? qjit_last_error(b->ctx) : "out of host memory");
+        free(blob);
+        return NULL;
     }
-    st = qjit_quantize_weights_ex(b->ctx, scheme, group, W, QJIT_DTYPE_F32, N, K, &qo, blob, bytes, &bytes);
-    if (st || (st = qjit_linear_create(b->ctx, blob, bytes, &lo, &lin))) {
+    return blob;
+}
+
+/* Quantizes the layer W (N x K) with `scheme`, then checks, times and
+ * compares it at every M (with the dispatch table, or with `variant`
+ * forced). si: the shape's index in the run. */
+static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long long N, long long K, int group,
+                      double rho, const uint16_t *calib, const char *variant, const long long *ms, int nms, int first,
+                      point *pts, int *npts, int *wrong, double host_us[3], long long *host_big_m)
+{
+    size_t bytes = 0;
+    qjit_linear *lin = NULL;
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.max_tokens = 4096;
+    lo.variant = variant;
+    uint64_t seed = b->seed + (uint64_t)(N * 131 + K) + 7 * (uint64_t)scheme;
+    void *blob = bench_quantize(b, scheme, W, N, K, group, rho, calib, &bytes);
+    if (!blob)
+        return;
+    qjit_status st = qjit_linear_create(b->ctx, blob, bytes, &lo, &lin);
+    if (st) {
         fprintf(stderr, "qjit bench: %lldx%lld%s%s: %s: %s\n", N, K, variant ? " with " : "", variant ? variant : "",
                 qjit_status_name(st), qjit_last_error(b->ctx));
         free(blob);
@@ -557,13 +545,13 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             continue;
         }
         b->d->MemcpyHtoD(dX, X, 2 * (size_t)(M * K));
-        p->checked = check_point(b, lin, blob, bytes, ai.parts, M, N, K, X, dX);
+        p->checked = bench_check_point(b, lin, blob, bytes, ai.parts, M, N, K, X, dX, 16);
         free(X);
         if (p->checked < 0) {
             (*wrong)++;
         } else {
             fwd_ud f = {lin, M, dX, dY};
-            p->us = time_calls(b, do_forward, &f);
+            p->us = bench_time_calls(b, do_forward, &f);
             p->tok_us = time_tokens(b, lin, M, N, K, dX, dY);
             p->tops = qb_tops((double)M, (double)N, (double)K, p->us);
             p->floor_frac = floor_us / p->us;
@@ -704,9 +692,7 @@ static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
     return n;
 }
 
-/* The group a scheme runs with: the one asked for if the scheme takes it on
- * every shape, else 128, else per channel. */
-static int scheme_group(qjit_scheme s, int group, long long (*shapes)[2], int nshapes)
+int bench_scheme_group(qjit_scheme s, int group, const long long (*shapes)[2], int nshapes)
 {
     const int tries[3] = {group, 128, 0};
     for (int t = 0; t < 3; t++) {
@@ -831,7 +817,7 @@ static int check_values(const qb_bench_args *a, const qjit_scheme *schemes, int 
         return -1;
     }
     for (int c = 0; c < nschemes; c++) {
-        int group = scheme_group(schemes[c], a->group, (long long(*)[2])a->shapes, a->nshapes);
+        int group = bench_scheme_group(schemes[c], a->group, (const long long (*)[2])a->shapes, a->nshapes);
         for (int i = 0; i < a->nshapes; i++) {
             size_t bytes;
             if (qjit_packed_size(schemes[c], group, a->shapes[i][0], a->shapes[i][1], &bytes) != QJIT_OK) {
@@ -929,6 +915,15 @@ int cmd_bench(int argc, char **argv)
     printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); cuBLAS INT8 peak %s; "
            "L2 flushed before every call; median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, peak, b.reps);
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
+    if (args.layers > 0) {
+        int wrong = bench_stack(&b, &args, schemes, nschemes);
+        qb_blas_close(b.blas);
+        b.d->MemFree(b.flush);
+        free(b.peer_cache);
+        free(b.peer_done);
+        qjit_context_destroy(b.ctx);
+        return wrong ? 1 : 0;
+    }
 
     point *pts = calloc((size_t)(nschemes * nshapes * nms * (1 + nvariants) * args.nsparsity), sizeof *pts);
     int npts = 0, wrong = 0;
@@ -937,7 +932,7 @@ int cmd_bench(int argc, char **argv)
     printf("%-8s %3s %6s %6s %5s %9s %8s %7s %6s %9s %9s %9s %7s %6s %5s\n", "scheme", "g", "N", "K", "M", "qjit us",
            "tok us", "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
     for (int s = 0; s < nshapes; s++) {
-        float *W = layer_weights(&b, shapes[s][0], shapes[s][1]);
+        float *W = bench_layer_weights(&b, shapes[s][0], shapes[s][1]);
         /* Calibration rows for the budgets' residual blocks and two-part layers' INT8 channels. */
         int need_calib = args.nsparsity > 1;
         for (int c = 0; c < nschemes; c++)
@@ -948,7 +943,7 @@ int cmd_bench(int argc, char **argv)
         else if (calib)
             qa_gen_calibration(calib, QA_CALIB_ROWS, shapes[s][1], b.seed + (uint64_t)s);
         for (int c = 0; c < nschemes && W && (calib || !need_calib); c++) {
-            int group = scheme_group(schemes[c], args.group, shapes, nshapes);
+            int group = bench_scheme_group(schemes[c], args.group, (const long long (*)[2])shapes, nshapes);
             for (int r = 0; r < args.nsparsity; r++) {
                 if (r > 0 && !takes_budget(b.ctx, schemes[c], group, shapes[s][0], shapes[s][1], args.sparsity[r]))
                     continue;

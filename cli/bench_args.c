@@ -169,11 +169,16 @@ static int bench_take(void *args, const char *o, const char *v, char *msg, size_
     if (!strcmp(o, "--no-peers")) {
         a->peers = 0;
     } else if (!strcmp(o, "--shapes")) {
+        a->shapes_given = 1;
         return (a->nshapes = qb_parse_shapes(v, a->shapes, QB_MAX_SHAPES, msg, msglen)) < 0 ? -1 : 0;
     } else if (!strcmp(o, "--shapes-file")) {
+        a->shapes_given = 1;
         return (a->nshapes = qb_read_shapes_file(v, a->shapes, QB_MAX_SHAPES, msg, msglen)) < 0 ? -1 : 0;
     } else if (!strcmp(o, "--m")) {
+        a->ms_given = 1;
         return (a->nms = qb_parse_ints(v, 1, a->ms, QB_MAX_MS, msg, msglen)) < 0 ? -1 : 0;
+    } else if (!strcmp(o, "--layers")) {
+        return parse_int_option(v, 1, &a->layers, msg, msglen);
     } else if (!strcmp(o, "--group")) {
         return parse_int_option(v, 0, &a->group, msg, msglen);
     } else if (!strcmp(o, "--reps")) {
@@ -228,7 +233,7 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
         {"--no-peers", QA_FLAG}, {"--shapes", QA_VALUE}, {"--shapes-file", QA_VALUE}, {"--m", QA_VALUE},
         {"--group", QA_VALUE},   {"--variant", QA_NAME}, {"--reps", QA_VALUE},        {"--seed", QA_VALUE},
         {"--csv", QA_NAME},      {"--json", QA_NAME},    {"--scheme", QA_NAME},       {"--sparsity", QA_VALUE},
-        {"--a8", QA_VALUE}};
+        {"--a8", QA_VALUE},      {"--layers", QA_VALUE}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, bench_take};
     qb_bench_args a;    /* filled here, copied out only on success */
     char msg[1024];
@@ -236,6 +241,21 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
     int rc = qa_parse_options(argc, argv, &cmd, &a, msg, sizeof msg, err, errlen);
     if (rc < 0)
         return -1;
+    if (a.layers > 0 && (a.nvariants > 0 || a.nsparsity > 1)) {
+        qa_say(err, errlen, "--layers times the dispatch table's own kernels on dense layers: it takes no %s",
+               a.nvariants > 0 ? "--variant" : "--sparsity budget besides 0");
+        return -1;
+    }
+    if (a.layers > 0 && !a.shapes_given) {
+        static const long long step[4][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}};
+        memcpy(a.shapes, step, sizeof step);
+        a.nshapes = 4;
+    }
+    if (a.layers > 0 && !a.ms_given) {
+        static const long long ms[7] = {1, 2, 4, 8, 16, 32, 64};
+        memcpy(a.ms, ms, sizeof ms);
+        a.nms = 7;
+    }
     a.help = rc;
     *out = a;
     return 0;

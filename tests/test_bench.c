@@ -157,6 +157,38 @@ START_TEST(each_option)
 }
 END_TEST
 
+START_TEST(layers)
+{
+    /* --layers: a model's step. Without shapes or M it is Llama-2-7B's four
+     * linears at M = 1 .. 64; what is given is kept. */
+    static const long long step[4][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}};
+    static const long long ms[7] = {1, 2, 4, 8, 16, 32, 64};
+    qb_bench_args a;
+    PARSE_OK(&a, "--m", "4");
+    ck_assert_int_eq(a.layers, 0);
+    ck_assert_int_eq(a.nshapes, 8);
+    PARSE_OK(&a, "--layers", "32");
+    ck_assert_int_eq(a.layers, 32);
+    ck_assert_int_eq(a.nshapes, 4);
+    ck_assert_int_eq(a.nms, 7);
+    ck_assert_int_eq(memcmp(a.shapes, step, sizeof step), 0);
+    ck_assert_int_eq(memcmp(a.ms, ms, sizeof ms), 0);
+    PARSE_OK(&a, "--shapes", "8192x8192", "--layers", "80", "--m", "1,16", "--sparsity", "0");
+    ck_assert_int_eq(a.layers, 80);
+    ck_assert_int_eq(a.nshapes, 1);
+    ck_assert_int_eq(a.shapes[0][0], 8192);
+    ck_assert_int_eq(a.nms, 2);
+    ck_assert_int_eq(a.ms[1], 16);
+    PARSE_OK(&a, "--layers", "2", "--m", "4");
+    ck_assert_int_eq(a.nshapes, 4);
+    ck_assert_int_eq(a.nms, 1);
+    PARSE_BAD("--layers", "'0' must be at least 1", "--layers", "0");
+    PARSE_BAD("--layers", "'x'", "--layers", "x");
+    PARSE_BAD("--layers", "takes no --variant", "--layers", "4", "--variant", "k");
+    PARSE_BAD("--layers", "--sparsity budget besides 0", "--sparsity", "0.1", "--layers", "4");
+}
+END_TEST
+
 START_TEST(help)
 {
     qb_bench_args a;
@@ -445,6 +477,7 @@ Suite *qjit_test_suite(void)
     TCase *args = tcase_create("args");
     tcase_add_test(args, defaults);
     tcase_add_test(args, each_option);
+    tcase_add_test(args, layers);
     tcase_add_test(args, help);
     tcase_add_test(args, unknown_and_missing);
     tcase_add_test(args, bad_numbers);
