@@ -1282,6 +1282,74 @@ START_TEST(fused_quantization)
 }
 END_TEST
 
+/* Ends the capture on s, replays its graph once and reads the yb bytes at dY. */
+static void end_and_replay(qjit__driver *d, CUstream s, CUdeviceptr dY, unsigned char *got, size_t yb)
+{
+    CUgraph g;
+    CUgraphExec ge;
+    CU(d->StreamEndCapture(s, &g));
+    CU(d->GraphInstantiate(&ge, g, 0));
+    CU(d->GraphLaunch(ge, s));
+    CU(d->StreamSynchronize(s));
+    CU(d->MemcpyDtoH(got, dY, yb));
+    d->GraphExecDestroy(ge);
+    d->GraphDestroy(g);
+}
+
+/* A call that would grow the layer's workspace while its stream is being
+ * captured is refused with a clear error and enqueues nothing (the capture
+ * stays usable, its graph writes nothing); grown outside the capture, the
+ * same call captures and replays bit for bit. The capture is relaxed so
+ * that loading the kernel of a new M (not the subject) is allowed. */
+START_TEST(workspace_growth_under_capture)
+{
+    fixture f;
+    setup_layer(&f, QJIT_SCHEME_W4A8_LQQ, 1024, 2048, 128, 31, 1, NULL);
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.max_tokens = 16;
+    ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin), QJIT_OK);
+    qjit__driver *d = f.d;
+    const int64_t M = 512;
+    const size_t yb = (size_t)(M * f.N) * 2;
+    uint16_t *X = malloc((size_t)(M * f.K) * 2);
+    unsigned char *want = malloc(yb), *got = malloc(yb), *poison = malloc(yb);
+    qt_rng r = qt_rng_make(32);
+    for (int64_t i = 0; i < M * f.K; i++)
+        X[i] = qjit__float_to_half((float)qt_normal(&r));
+    memset(poison, 0x7F, yb);
+    CUdeviceptr dX, dY;
+    CUstream s;
+    CU(d->MemAlloc(&dX, (size_t)(M * f.K) * 2));
+    CU(d->MemAlloc(&dY, yb));
+    CU(d->MemcpyHtoD(dX, X, (size_t)(M * f.K) * 2));
+    CU(d->MemsetD8(dY, 0x7F, yb));
+    CU(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+
+    CU(d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    ck_assert_int_eq(qjit_linear_forward(f.lin, M, (void *)dX, (void *)dY, NULL, 0, s), QJIT_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(qjit_last_error(f.ctx), "being captured") && strstr(qjit_last_error(f.ctx), "max_tokens"),
+                  "%s", qjit_last_error(f.ctx));
+    end_and_replay(d, s, dY, got, yb);
+    ck_assert_msg(!memcmp(got, poison, yb), "the refused call wrote its output");
+
+    /* Grown by a direct call, the call captures and replays exactly. */
+    ck_assert_int_eq(qjit_linear_forward(f.lin, M, (void *)dX, (void *)dY, NULL, 0, s), QJIT_OK);
+    CU(d->StreamSynchronize(s));
+    CU(d->MemcpyDtoH(want, dY, yb));
+    CU(d->MemsetD8(dY, 0x7F, yb));
+    CU(d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    ck_assert_int_eq(qjit_linear_forward(f.lin, M, (void *)dX, (void *)dY, NULL, 0, s), QJIT_OK);
+    end_and_replay(d, s, dY, got, yb);
+    ck_assert_msg(!memcmp(got, want, yb), "the replay differs from the direct call");
+    d->StreamDestroy(s);
+    d->MemFree(dX);
+    d->MemFree(dY);
+    free(X); free(want); free(got); free(poison);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(bad_forward_input_changes_nothing)
 {
     fixture f;
@@ -1509,6 +1577,7 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(misc, one_part_activation_kernels_bit_exact, 0, 5);
     tcase_add_test(misc, bad_forward_input_changes_nothing);
     tcase_add_test(misc, concurrent_forward_calls);
+    tcase_add_test(misc, workspace_growth_under_capture);
     tcase_add_test(misc, forced_variant);
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
