@@ -149,21 +149,54 @@ class Linear(torch.nn.Module):
             raise ValueError("x must be 16-byte aligned (a view starting mid-row is not)")
         return ptr
 
-    def forward(self, x):
-        # The hot path: checks, one allocation, one C call (no Python objects
-        # for the stream or the device beyond what torch hands back).
-        ptr = self._check_input(x)
+    def forward(self, x, out=None):
+        """y = x W^T (+ bias) on torch's current stream. out: a tensor to
+        write y into instead of a new one (the layer's dtype, contiguous,
+        16-byte aligned, on x's device, x.numel() / in_features rows of
+        out_features: its last dimension out_features), which saves torch's
+        allocation, most of a call's host time."""
+        # The hot path: a handful of attribute reads (the careful checks with
+        # their messages run only when one of them fails), no torch.device
+        # object, one allocation or none, one C call.
+        K = self.in_features
+        if (x.__class__ is not torch.Tensor and not isinstance(x, torch.Tensor)) or x.dtype is not self.dtype \
+                or not x.is_cuda or not x.dim() or x.size(-1) != K or not x.is_contiguous():
+            self._check_input(x)
+        ptr = x.data_ptr()
+        if ptr & 15:
+            self._check_input(x)
         index = x.get_device()
         native = self._native.get(index) or self._layer(index)
-        M = x.numel() // self.in_features
-        y = torch.empty((*x.shape[:-1], self.out_features), dtype=self.dtype, device=x.device)
+        M = x.numel() // K
+        if out is None:
+            y = x.new_empty((*x.shape[:-1], self.out_features))
+            yptr = y.data_ptr()
+        else:
+            y = out
+            yptr = self._check_out(out, index, M)
         if M:
-            status = lib.qjit_linear_forward(native[1], M, ptr, y.data_ptr(), None, 0, _raw_stream(index))
+            status = lib.qjit_linear_forward(native[1], M, ptr, yptr, None, 0, _raw_stream(index))
             if status:
                 _check(status, native[0].handle)
             if self.bias is not None:
                 y += self._bias_on(index)
         return y
+
+    def _check_out(self, out, index, M):
+        """out's data pointer, once out is checked to hold y: nothing is
+        launched on a wrong one."""
+        N = self.out_features
+        if out.__class__ is not torch.Tensor and not isinstance(out, torch.Tensor):
+            raise TypeError(f"out must be a torch.Tensor, not {type(out).__name__}")
+        if out.dtype is not self.dtype or out.get_device() != index or not out.is_contiguous() \
+                or out.numel() != M * N or not out.dim() or out.size(-1) != N:
+            raise ValueError(f"out must be a contiguous {self.dtype} tensor on cuda:{index} of {M} x {N} values "
+                             f"(its last dimension {N}); it is {out.dtype} {tuple(out.shape)} on {out.device}"
+                             f"{'' if out.is_contiguous() else ', not contiguous'}")
+        ptr = out.data_ptr()
+        if ptr & 15:
+            raise ValueError("out must be 16-byte aligned (a view starting mid-row is not)")
+        return ptr
 
     def _bias_on(self, index):
         """The bias on device `index` (copied there once per layer state)."""

@@ -120,6 +120,8 @@ def test_bias_and_batch_shapes():
     assert y.shape == (3, 4, N) and y.dtype == torch.float16
     nobias = qjit.Linear(layer.packed)
     assert torch.equal(y, (nobias(x).float() + layer.bias.cuda().float()).half())
+    out = torch.full((3, 4, N), float("nan"), dtype=torch.float16, device="cuda")
+    assert layer(x, out=out) is out and torch.equal(out, y)
 
 
 def test_cuda_graph_replay_is_exact():
@@ -172,6 +174,16 @@ def test_bad_input_launches_nothing(monkeypatch):
         with pytest.raises(exc, match=text):
             layer(arg)
     assert calls == []
+    y = torch.empty(8, N, dtype=torch.float16, device="cuda")
+    bad_out = [(y.float(), "float16"), (y[:4], "8 x %d values" % N), (y.cpu(), "cuda"), (y.view(N, 8), "last dimension %d" % N),
+               (torch.empty(N, 8, dtype=torch.float16, device="cuda").t(), "not contiguous"),
+               (torch.empty(8 * N + 8, dtype=torch.float16, device="cuda")[1:1 + 8 * N].view(8, N), "aligned")]
+    for out, text in bad_out:
+        with pytest.raises(ValueError, match=text):
+            layer(x, out=out)
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        layer(x, out="y")
+    assert calls == []
     layer(x)
     assert len(calls) == 1
     with pytest.raises(ValueError, match="holds"):
@@ -216,8 +228,9 @@ def test_host_cost_per_call():
 
     c_api = timed(lambda: _lib.lib.qjit_linear_forward(handle, 1, x.data_ptr(), y.data_ptr(), None, 0, stream))
     module = timed(lambda: layer(x))
+    into = timed(lambda: layer(x, out=y))
     floor = timed(lambda: alloc(x))
     print(f"\nhost cost per call at M = 1 (median of 30 bursts of 100): C API through ctypes {c_api:.2f} us, "
-          f"qjit.Linear {module:.2f} us (+{module - c_api:.2f}); a torch module that only allocates its output "
-          f"{floor:.2f} us")
-    assert math.isfinite(module)
+          f"qjit.Linear {module:.2f} us (+{module - c_api:.2f}), with out= {into:.2f} us (+{into - c_api:.2f}); "
+          f"a torch module that only allocates its output {floor:.2f} us")
+    assert math.isfinite(module) and math.isfinite(into)
