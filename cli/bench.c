@@ -23,6 +23,7 @@ static const char usage[] =
     "usage: qjit bench [--scheme S,...|all] [--shapes NxK,...] [--shapes-file F] [--m M,...]\n"
     "                  [--group G] [--variant KEY]... [--reps R] [--no-peers] [--csv FILE]\n"
     "                  [--json FILE] [--seed S] [--sparsity RHO,...] [--a8 SHARE] [--layers L]\n"
+    "                  [--dtype f16|bf16]\n"
     "Runs quantized layers of each scheme and the cuBLASLt peers (BF16, INT8->INT32, FP8\n"
     "E4M3) on the same shapes in one process: each layer as forward (the activation\n"
     "kernel and the GEMM: 'qjit us') and as the GEMM alone on tokens quantized before the\n"
@@ -40,6 +41,7 @@ static const char usage[] =
     "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
     "scheme's time against w4a8-lqq's, w8a8 against cuBLAS INT8 and the fraction of the\n"
     "INT8 tensor-core peak (cuBLAS INT8 at 8192^3, measured in the same run) it reaches.\n"
+    "--dtype bf16 runs BF16 layers (tokens and outputs; the default is FP16).\n"
     "--sparsity adds, per budget, the layers quantized with a sparse 4-bit residual on\n"
     "that share of weight blocks (chosen with LLM-like calibration rows; schemes that take\n"
     "one: w4a8-lqq, w4a8-qoq with groups), each timed against the dense layer (which\n"
@@ -51,7 +53,8 @@ static const char usage[] =
     "CUDA graph replayed and as eager calls; per scheme on tokens quantized before the\n"
     "call and quantizing inside, and the cuBLAS peers on the same step. Defaults there:\n"
     "Llama-2-7B's four linears (12288x4096, 4096x4096, 22016x4096, 4096x11008) at M = 1,\n"
-    "2, 4, 8, 16, 32, 64 (e.g. --layers 32 is its decode step).\n";
+    "2, 4, 8, 16, 32, 64 (e.g. --layers 32 is its decode step). One --variant there forces\n"
+    "that GEMM variant on every layer and M (rows marked *).\n";
 
 #define MAX_SCHEMES 7
 
@@ -208,6 +211,12 @@ static int do_peer(void *ud)
     return qb_gemm_run(((peer_ud *)ud)->g, NULL, err, sizeof err) != 0;
 }
 
+uint16_t bench_token(bench *b, uint64_t *seed)
+{
+    float x = cli_normal(seed);
+    return b->dtype == QJIT_DTYPE_BF16 ? qjit__float_to_bf16(x) : qjit__float_to_half(x);
+}
+
 int bench_fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *seed)
 {
     size_t chunk = (size_t)16 << 20;
@@ -252,7 +261,7 @@ int bench_check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes
         rc = -1;
         goto done;
     }
-    qjit_reference_quantize_activations_for(b->ctx, blob, bytes, M, X, Xq, sx);
+    qjit_reference_quantize_activations_dtype(b->ctx, blob, bytes, M, b->dtype, X, Xq, sx);
     for (int r = 0; r < rows; r++) {
         long long m = rows == 1 ? 0 : (M - 1) * r / (rows - 1);
         memcpy(Xs + (size_t)r * (size_t)K, Xq + (size_t)m * (size_t)K, (size_t)K);
@@ -502,6 +511,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
     qjit_linear_options_init(&lo);
     lo.max_tokens = 4096;
     lo.variant = variant;
+    lo.dtype = b->dtype;
     uint64_t seed = b->seed + (uint64_t)(N * 131 + K) + 7 * (uint64_t)scheme;
     void *blob = bench_quantize(b, scheme, W, N, K, group, rho, calib, &bytes);
     if (!blob)
@@ -538,7 +548,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
         uint16_t *X = malloc(sizeof(uint16_t) * (size_t)(M * K));
         CUdeviceptr dX = 0, dY = 0;
         for (size_t i = 0; i < (size_t)(M * K); i++)
-            X[i] = qjit__float_to_half(cli_normal(&seed));
+            X[i] = bench_token(b, &seed);
         if (b->d->MemAlloc(&dX, 2 * (size_t)(M * K)) || b->d->MemAlloc(&dY, 2 * (size_t)(M * N))) {
             fprintf(stderr, "qjit bench: out of device memory at M=%lld\n", M);
             free(X);
@@ -882,6 +892,7 @@ int cmd_bench(int argc, char **argv)
     b.reps = args.reps;
     b.seed = args.seed;
     b.a8 = args.a8;
+    b.dtype = args.bf16 ? QJIT_DTYPE_BF16 : QJIT_DTYPE_F16;
     b.ctx = cli_context(NULL, NULL);
     if (!b.ctx)
         return 1;
@@ -913,7 +924,8 @@ int cmd_bench(int argc, char **argv)
     if (b.blas)
         snprintf(peak, sizeof peak, "%.0f TOPS (8192^3)", b.int8_peak_tops);
     printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); cuBLAS INT8 peak %s; "
-           "L2 flushed before every call; median of %d\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, peak, b.reps);
+           "L2 flushed before every call; median of %d; %s layers\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, peak,
+           b.reps, b.dtype == QJIT_DTYPE_BF16 ? "BF16" : "FP16");
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
     if (args.layers > 0) {
         int wrong = bench_stack(&b, &args, schemes, nschemes);

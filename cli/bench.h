@@ -26,6 +26,7 @@ typedef struct bench {
     int reps;
     uint64_t seed;
     double a8;                    /* the INT8 share of w4ax, w4ax-s (--a8) */
+    qjit_dtype dtype;             /* the layers' tokens and outputs: QJIT_DTYPE_F16 or _BF16 (--dtype) */
 } bench;
 
 /* qsort's comparison of floats. */
@@ -49,9 +50,11 @@ float *bench_layer_weights(bench *b, long long N, long long K);
  * (malloc'ed, *bytes long) or NULL with the error printed. */
 void *bench_quantize(bench *b, qjit_scheme scheme, const float *W, long long N, long long K, int group, double rho,
                      const uint16_t *calib, size_t *bytes);
+/* A random token value (standard normal) as the bits of b->dtype. */
+uint16_t bench_token(bench *b, uint64_t *seed);
 /* Compares the GPU's INT32 accumulators with the CPU reference on up to
  * max_rows rows spread over M (first and last included), every plane of a
- * layer of `parts` activation parts. X: the M x K FP16 tokens on the host,
+ * layer of `parts` activation parts. X: the M x K tokens (b->dtype) on the host,
  * dX the same on the device. Returns rows checked, or -1 on a mismatch or
  * failure (message printed). */
 int bench_check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, int parts, long long M, long long N,

@@ -177,6 +177,12 @@ static int bench_take(void *args, const char *o, const char *v, char *msg, size_
     } else if (!strcmp(o, "--m")) {
         a->ms_given = 1;
         return (a->nms = qb_parse_ints(v, 1, a->ms, QB_MAX_MS, msg, msglen)) < 0 ? -1 : 0;
+    } else if (!strcmp(o, "--dtype")) {
+        if (strcmp(v, "f16") && strcmp(v, "bf16")) {
+            snprintf(msg, msglen, "'%s' is not a dtype (f16 or bf16)", v);
+            return -1;
+        }
+        a->bf16 = !strcmp(v, "bf16");
     } else if (!strcmp(o, "--layers")) {
         return parse_int_option(v, 1, &a->layers, msg, msglen);
     } else if (!strcmp(o, "--group")) {
@@ -233,7 +239,8 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
         {"--no-peers", QA_FLAG}, {"--shapes", QA_VALUE}, {"--shapes-file", QA_VALUE}, {"--m", QA_VALUE},
         {"--group", QA_VALUE},   {"--variant", QA_NAME}, {"--reps", QA_VALUE},        {"--seed", QA_VALUE},
         {"--csv", QA_NAME},      {"--json", QA_NAME},    {"--scheme", QA_NAME},       {"--sparsity", QA_VALUE},
-        {"--a8", QA_VALUE},      {"--layers", QA_VALUE}};
+        {"--a8", QA_VALUE},      {"--layers", QA_VALUE},
+        {"--dtype", QA_VALUE}};
     static const qa_command cmd = {options, sizeof options / sizeof *options, bench_take};
     qb_bench_args a;    /* filled here, copied out only on success */
     char msg[1024];
@@ -241,9 +248,9 @@ int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, si
     int rc = qa_parse_options(argc, argv, &cmd, &a, msg, sizeof msg, err, errlen);
     if (rc < 0)
         return -1;
-    if (a.layers > 0 && (a.nvariants > 0 || a.nsparsity > 1)) {
-        qa_say(err, errlen, "--layers times the dispatch table's own kernels on dense layers: it takes no %s",
-               a.nvariants > 0 ? "--variant" : "--sparsity budget besides 0");
+    if (a.layers > 0 && (a.nvariants > 1 || a.nsparsity > 1)) {
+        qa_say(err, errlen, "--layers times dense layers with the dispatch table's kernels or one --variant: it "
+               "takes %s", a.nvariants > 1 ? "no second --variant" : "no --sparsity budget besides 0");
         return -1;
     }
     if (a.layers > 0 && !a.shapes_given) {

@@ -40,7 +40,8 @@ typedef struct qb_bench_args {
     int peers;                              /* 0 after --no-peers */
     int layers;                             /* --layers L: a model's step, the shapes repeated over L
                                                layers (0: one layer per shape, each call on its own) */
-    int shapes_given, ms_given;             /* --shapes / --shapes-file, --m were given */
+    int shapes_given, ms_given;
+    int bf16;                               /* --dtype bf16: BF16 tokens and outputs (else FP16) */             /* --shapes / --shapes-file, --m were given */
     int help;                               /* --help / -h seen: print usage, run nothing */
 } qb_bench_args;
 
@@ -52,8 +53,8 @@ void qb_bench_args_init(qb_bench_args *a);
 /* Parses the options of `qjit bench`; argv[0] is the command name and is
  * skipped. With --layers and no shapes or M given, the step is Llama-2-7B's
  * (its four linears: 12288x4096, 4096x4096, 22016x4096, 4096x11008) at
- * M = 1, 2, 4, 8, 16, 32, 64; --layers takes no --variant and no budget
- * besides 0. On success (0) *out holds the defaults overridden by the options;
+ * M = 1, 2, 4, 8, 16, 32, 64; --layers takes at most one --variant and no
+ * budget besides 0. On success (0) *out holds the defaults overridden by the options;
  * --help stops parsing at once with out->help set. On failure (-1) *out is
  * unchanged. */
 int qb_parse_bench_args(int argc, char **argv, qb_bench_args *out, char *err, size_t errlen);

@@ -16,7 +16,6 @@
 #include "bench.h"
 #include "cli.h"
 #include "accuracy.h"
-#include "fp16.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +136,7 @@ static int step_peer(void *ud, CUstream s)
     return 0;
 }
 
-/* The outputs of every shape (M x N FP16 each) into one host buffer. */
+/* The outputs of every shape (M x N 16-bit values each) into one host buffer. */
 static int read_outputs(stack *k, unsigned char *host)
 {
     size_t off = 0;
@@ -334,6 +333,8 @@ static int run_scheme(bench *b, const qb_bench_args *a, CUstream s, qjit_scheme 
     qjit_linear_options lo;
     qjit_linear_options_init(&lo);
     lo.max_tokens = maxm;
+    lo.dtype = b->dtype;
+    lo.variant = a->nvariants ? a->variants[0] : NULL;     /* one GEMM variant forced at every M (tuning) */
     size_t fr = free_bytes(b);
     if (!bad && fr && payload + (double)((size_t)1 << 30) > (double)fr) {
         printf("%-22s not run: its %.1f GB of weights do not fit in the %.1f GB free\n", name, payload / 1e9,
@@ -353,7 +354,8 @@ static int run_scheme(bench *b, const qb_bench_args *a, CUstream s, qjit_scheme 
               b->d->MemAlloc(&k.Y[i], 2 * (size_t)(maxm * a->shapes[i][0]));
     const double floor_us = qb_floor_us(payload, b->copy_gbs);
     if (!bad)
-        printf("%-22s weights %.2f GB in %d layers: floor %.1f us\n", name, payload / 1e9, L, floor_us);
+        printf("%-22s weights %.2f GB in %d layers: floor %.1f us%s%s\n", name, payload / 1e9, L, floor_us,
+               lo.variant ? "; * forced: " : "", lo.variant ? lo.variant : "");
     uint64_t seed = b->seed + 2000 + (uint64_t)scheme;
     for (int mi = 0; mi < a->nms && !bad; mi++) {
         long long M = k.M = a->ms[mi];
@@ -371,7 +373,7 @@ static int run_scheme(bench *b, const qb_bench_args *a, CUstream s, qjit_scheme 
                 break;
             }
             for (size_t j = 0; j < (size_t)(M * K); j++)
-                X[j] = qjit__float_to_half(cli_normal(&seed));
+                X[j] = bench_token(b, &seed);
             int c = b->d->MemcpyHtoD(k.X[i], X, 2 * (size_t)(M * K)) != CUDA_SUCCESS ? -1 :
                     bench_check_point(b, k.lin[i], blob[i], bytes[i], parts[i], M, a->shapes[i][0], K, X, k.X[i],
                                       STACK_ROWS);
@@ -409,7 +411,7 @@ static int run_scheme(bench *b, const qb_bench_args *a, CUstream s, qjit_scheme 
         for (int t = tokens ? 1 : 0; t >= 0 && checked > 0; t--) {
             row *r = &rows[*nrows];
             memset(r, 0, sizeof *r);
-            snprintf(r->path, sizeof r->path, "%s %s", name, t ? "tokens in" : "forward");
+            snprintf(r->path, sizeof r->path, "%s %s%s", name, t ? "tokens in" : "forward", lo.variant ? "*" : "");
             r->peer = -1;
             r->scheme = scheme;
             r->tokens = t;
@@ -463,8 +465,9 @@ int bench_stack(bench *b, const qb_bench_args *a, const qjit_scheme *schemes, in
     printf("step: %d layers x %d linears (", a->layers, a->nshapes);
     for (int i = 0; i < a->nshapes; i++)
         printf("%s%lldx%lld", i ? ", " : "", a->shapes[i][0], a->shapes[i][1]);
-    printf("), each layer its own weights, M tokens a call; one CUDA graph replayed ('graph us') and eager "
-           "calls ('eager us'), median of %d, L2 flushed before each\n\n", b->reps);
+    printf("), each layer its own weights, M tokens a call, %s; one CUDA graph replayed ('graph us') and eager "
+           "calls ('eager us'), median of %d, L2 flushed before each\n\n", b->dtype == QJIT_DTYPE_BF16 ? "BF16" : "FP16",
+           b->reps);
     printf("%-22s %5s %10s %10s %9s %6s %5s\n", "path", "M", "graph us", "eager us", "floor us", "floor", "rows");
     int cap = (NPEERS + 2 * nschemes) * a->nms, nrows = 0, wrong = 0;
     row *rows = calloc((size_t)cap, sizeof *rows);

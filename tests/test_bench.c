@@ -183,9 +183,18 @@ START_TEST(layers)
     ck_assert_int_eq(a.nshapes, 4);
     ck_assert_int_eq(a.nms, 1);
     PARSE_BAD("--layers", "'0' must be at least 1", "--layers", "0");
+    /* --dtype: FP16 unless bf16 is asked for. */
+    ck_assert_int_eq(a.bf16, 0);
+    PARSE_OK(&a, "--dtype", "bf16");
+    ck_assert_int_eq(a.bf16, 1);
+    PARSE_OK(&a, "--dtype", "bf16", "--dtype", "f16");
+    ck_assert_int_eq(a.bf16, 0);
+    PARSE_BAD("--dtype", "'fp32' is not a dtype (f16 or bf16)", "--dtype", "fp32");
     PARSE_BAD("--layers", "'x'", "--layers", "x");
-    PARSE_BAD("--layers", "takes no --variant", "--layers", "4", "--variant", "k");
-    PARSE_BAD("--layers", "--sparsity budget besides 0", "--sparsity", "0.1", "--layers", "4");
+    PARSE_OK(&a, "--layers", "4", "--variant", "k");
+    ck_assert_int_eq(a.nvariants, 1);
+    PARSE_BAD("--layers", "no second --variant", "--layers", "4", "--variant", "k", "--variant", "j");
+    PARSE_BAD("--layers", "no --sparsity budget besides 0", "--sparsity", "0.1", "--layers", "4");
 }
 END_TEST
 
