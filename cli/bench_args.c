@@ -184,7 +184,12 @@ static int bench_take(void *args, const char *o, const char *v, char *msg, size_
         }
         a->bf16 = !strcmp(v, "bf16");
     } else if (!strcmp(o, "--layers")) {
-        return parse_int_option(v, 1, &a->layers, msg, msglen);
+        if (parse_int_option(v, 1, &a->layers, msg, msglen))
+            return -1;
+        if (a->layers > QB_MAX_LAYERS) {
+            snprintf(msg, msglen, "'%s' is more than %d layers", v, QB_MAX_LAYERS);
+            return -1;
+        }
     } else if (!strcmp(o, "--group")) {
         return parse_int_option(v, 0, &a->group, msg, msglen);
     } else if (!strcmp(o, "--reps")) {

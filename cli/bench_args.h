@@ -20,6 +20,7 @@
 #define QB_MAX_MS 32
 #define QB_MAX_VARIANTS 8
 #define QB_MAX_BUDGETS 8
+#define QB_MAX_LAYERS 4096
 
 typedef struct qb_bench_args {
     long long shapes[QB_MAX_SHAPES][2];     /* N, K */

@@ -191,6 +191,9 @@ START_TEST(layers)
     ck_assert_int_eq(a.bf16, 0);
     PARSE_BAD("--dtype", "'fp32' is not a dtype (f16 or bf16)", "--dtype", "fp32");
     PARSE_BAD("--layers", "'x'", "--layers", "x");
+    PARSE_BAD("--layers", "'4097' is more than 4096 layers", "--layers", "4097");
+    PARSE_OK(&a, "--layers", "4096");
+    ck_assert_int_eq(a.layers, 4096);
     PARSE_OK(&a, "--layers", "4", "--variant", "k");
     ck_assert_int_eq(a.nvariants, 1);
     PARSE_BAD("--layers", "no second --variant", "--layers", "4", "--variant", "k", "--variant", "j");

@@ -39,6 +39,9 @@ expect 2 "--sparsity: '2' is not a budget in [0, 1]" -- demo --sparsity 2 --cach
 expect 2 "w4a8-is takes no sparse residual" -- demo --scheme is --sparsity 0.1 --cache-dir "$tmp/demo"
 expect 2 "--sparsity: budget '.1' is given twice" -- bench --sparsity 0.1,.1
 expect 2 "--group 100: a group is 0 (per channel) or a multiple of 64" -- bench --group 100
+expect 2 "--layers: '0' must be at least 1" -- bench --layers 0
+expect 2 "--dtype: 'fp32' is not a dtype (f16 or bf16)" -- bench --layers 2 --dtype fp32
+expect 2 "no second --variant" -- bench --layers 2 --variant g=64 --variant g=128
 expect 2 "shape 15x64 cannot be packed" -- bench --shapes 15x64
 expect 2 "--variant 'foo=1': unknown field 'foo'" -- bench --variant foo=1
 expect 2 "--csv '$tmp/no/such/dir/x.csv' cannot be written" -- bench --csv "$tmp/no/such/dir/x.csv"
