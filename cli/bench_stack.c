@@ -26,6 +26,17 @@
 /* Enqueues one whole step on stream s; 0 on success. */
 typedef int (*step_fn)(void *ud, CUstream s);
 
+/* Captures one step as `fn` on s into a graph and instantiates it; 0 on
+ * success. *g and *ge are set (or left NULL) for the caller to destroy. */
+static int capture_step(const qjit__driver *d, CUstream s, step_fn fn, void *ud, CUgraph *g, CUgraphExec *ge)
+{
+    if (d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+        return -1;
+    int bad = fn(ud, s);
+    bad |= d->StreamEndCapture(s, g) != CUDA_SUCCESS;
+    return bad || d->GraphInstantiate(ge, *g, 0) != CUDA_SUCCESS ? -1 : 0;
+}
+
 /* Times a step as eager calls and as one captured graph replayed: median of
  * b->reps of each, the L2 flushed before each (outside the timed span).
  * The graph's outputs are those of the eager step, checked by the caller. */
@@ -40,15 +51,9 @@ static int time_step(bench *b, CUstream s, step_fn fn, void *ud, double *graph_u
     if (!t)
         return -1;
     for (int form = 0; form < 2; form++) {      /* 0: eager, 1: graph */
-        if (form == 1) {
-            if (d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
-                goto out;
-            int bad = fn(ud, s);
-            CUresult r = d->StreamEndCapture(s, &g);
-            if (bad || r != CUDA_SUCCESS || d->GraphInstantiate(&ge, g, 0) != CUDA_SUCCESS) {
-                fprintf(stderr, "qjit bench: the step could not be captured in a CUDA graph\n");
-                goto out;
-            }
+        if (form == 1 && capture_step(d, s, fn, ud, &g, &ge)) {
+            fprintf(stderr, "qjit bench: the step could not be captured in a CUDA graph\n");
+            goto out;
         }
         for (int i = -2; i < b->reps; i++) {     /* two untimed */
             d->MemsetD8Async(b->flush, (unsigned char)i, b->flush_bytes, s);
@@ -160,10 +165,7 @@ static int run_once(stack *k, CUstream s, step_fn fn, int graph, unsigned char *
     for (int i = 0; i < k->S; i++)
         bad |= d->MemsetD8Async(k->Y[i], 0xFF, 2 * (size_t)(k->M * k->shapes[i][0]), s) != CUDA_SUCCESS;
     if (graph) {
-        bad |= d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS;
-        bad |= !bad && fn(k, s);
-        bad |= d->StreamEndCapture(s, &g) != CUDA_SUCCESS;
-        bad |= !bad && (d->GraphInstantiate(&ge, g, 0) != CUDA_SUCCESS || d->GraphLaunch(ge, s) != CUDA_SUCCESS);
+        bad |= capture_step(d, s, fn, k, &g, &ge) || d->GraphLaunch(ge, s) != CUDA_SUCCESS;
     } else {
         bad |= fn(k, s);
     }

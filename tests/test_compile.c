@@ -91,6 +91,18 @@ static void template_shape(const char *key, char *out, size_t size)
     }
 }
 
+/* 1 the first time `shape` is seen (it is added to seen's nseen rows of 256
+ * bytes, at most 256), 0 after. */
+static int first_sight(char seen[][256], int *nseen, const char *shape)
+{
+    for (int i = 0; i < *nseen; i++)
+        if (!strcmp(seen[i], shape))
+            return 0;
+    ck_assert_int_lt(*nseen, 256);
+    snprintf(seen[(*nseen)++], 256, "%s", shape);
+    return 1;
+}
+
 /* The default set compiles: every variant for sm_90a (the Hopper set the
  * runtime dispatches), and for every other arch one variant of each
  * template shape (template_shape) it has -- every template and scheme
@@ -113,13 +125,8 @@ START_TEST(default_set_compiles_for_every_arch)
         if (strcmp(arch, "sm_90a")) {
             char shape[256];
             template_shape(p, shape, sizeof shape);
-            int dup = 0;
-            for (int s = 0; s < nseen && !dup; s++)
-                dup = !strcmp(seen[s], shape);
-            if (dup)
+            if (!first_sight(seen, &nseen, shape))
                 continue;
-            ck_assert_int_lt(nseen, 256);
-            snprintf(seen[nseen++], sizeof seen[0], "%s", shape);
         }
         qjit_compile_info info;
         compile_ok(ctx, p, &info);
@@ -203,13 +210,8 @@ START_TEST(bf16_set_compiles)
         for (char *f = strtok_r(shape, ";", &fsave); f; f = strtok_r(NULL, ";", &fsave))
             if (strncmp(f, "g=", 2) && strncmp(f, "reduce=", 7))
                 snprintf(coarse + strlen(coarse), sizeof coarse - strlen(coarse), "%s;", f);
-        int dup = 0;
-        for (int i = 0; i < nseen && !dup; i++)
-            dup = !strcmp(seen[i], coarse);
-        if (dup)
+        if (!first_sight(seen, &nseen, coarse))
             continue;
-        ck_assert_int_lt(nseen, 256);
-        snprintf(seen[nseen++], sizeof seen[0], "%s", coarse);
         qjit_compile_info info;
         compile_ok(ctx, p, &info);
         n++;
