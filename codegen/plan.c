@@ -83,6 +83,7 @@ static const struct { char name[8]; qjit__slot_kind kind; } SLOT_KINDS[] = {
     {"map", QJIT__SLOT_MAP},   {"x", QJIT__SLOT_X},          {"y", QJIT__SLOT_Y},
     {"m", QJIT__SLOT_M},       {"n", QJIT__SLOT_N},          {"k", QJIT__SLOT_K},
     {"epoch", QJIT__SLOT_EPOCH}, {"bucket", QJIT__SLOT_BUCKET}, {"param", QJIT__SLOT_PARAM},
+    {"bias", QJIT__SLOT_BIAS},
 };
 
 /* What the records of one bucket are resolved against. */
@@ -281,14 +282,15 @@ qjit_status qjit__plan_layer(qjit_context *ctx, const qjit__plan_request *req, q
     qjit_status st = qjit__context_lua(ctx, &L);
     if (st)
         return st;
-    const qjit__lua_arg args[11] = {QJIT__ARG_STR(req->scheme),   QJIT__ARG_INT(req->group),
+    const qjit__lua_arg args[12] = {QJIT__ARG_STR(req->scheme),   QJIT__ARG_INT(req->group),
                                     QJIT__ARG_INT(req->N),        QJIT__ARG_INT(req->K),
                                     QJIT__ARG_STR(req->arch),     QJIT__ARG_INT(req->sms),
                                     QJIT__ARG_STR(req->variant ? req->variant : ""),
                                     QJIT__ARG_INT(req->rblock_n), QJIT__ARG_INT(req->rblock_k),
                                     QJIT__ARG_INT(req->rblocks),
-                                    QJIT__ARG_STR(req->dtype ? req->dtype : "f16")};
-    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 11, read_plan, out, NULL);
+                                    QJIT__ARG_STR(req->dtype ? req->dtype : "f16"),
+                                    QJIT__ARG_INT(req->bias)};
+    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 12, read_plan, out, NULL);
 }
 
 static void kernel_plan_release(qjit_context *ctx, qjit__kernel_plan *k)

@@ -30,7 +30,8 @@ typedef enum qjit__slot_kind {
     QJIT__SLOT_K,                /* input channels, int */
     QJIT__SLOT_EPOCH,            /* the call's epoch, u64 (fused quantization) */
     QJIT__SLOT_BUCKET,           /* device address of the bucket's table (kslice, per layer) */
-    QJIT__SLOT_PARAM             /* the layer's parameter as its kernels take it, int (a two-part layer: its INT8 channels) */
+    QJIT__SLOT_PARAM,            /* the layer's parameter as its kernels take it, int (a two-part layer: its INT8 channels) */
+    QJIT__SLOT_BIAS              /* device address of the layer's bias, N floats */
 } qjit__slot_kind;
 
 typedef struct qjit__slot {
@@ -121,6 +122,7 @@ typedef struct qjit__plan_request {
     int rblock_n, rblock_k;      /* the weights' sparse residual blocks; 0: dense weights */
     int64_t rblocks;             /* ... and how many are kept */
     const char *dtype;           /* the tokens' and outputs' floats: "f16" (NULL too) or "bf16" */
+    int bias;                    /* 1: the layer has a bias (its GEMMs add it in the epilogue) */
 } qjit__plan_request;
 
 /* Asks dispatch.lua for the layer's plan. The caller holds ctx->lock and

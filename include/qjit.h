@@ -481,6 +481,10 @@ typedef struct qjit_linear_options {
                                      at create -- for tuning and benchmarks */
     qjit_dtype dtype;             /* the tokens X and the output Y (added in 0.2):
                                      QJIT_DTYPE_F16 (default; 0 too) or QJIT_DTYPE_BF16 */
+    const float *bias;            /* NULL: none; else N finite FP32 values on the host (added
+                                     in 0.2), copied at create: forward's Y is x W^T + bias,
+                                     the bias added in the epilogue before rounding to Y's
+                                     floats (the INT32 accumulators of forward_acc take none) */
 } qjit_linear_options;
 
 QJIT_API void qjit_linear_options_init(qjit_linear_options *opts);

@@ -16,6 +16,7 @@
 #include "residual.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,8 @@ struct qjit_linear {
     int64_t K;
     int n32, k32;                /* N and K as the kernels take them */
     int param32;                 /* the layer's parameter as they take it (slot kind "param") */
-    CUdeviceptr weights;         /* the uploaded payload */
+    CUdeviceptr weights;         /* the uploaded payload (then the derived sections and the bias) */
+    CUdeviceptr bias;            /* N floats in the weights' allocation, or 0: no bias */
     size_t weights_bytes;
     CUdeviceptr section[QJIT__PLAN_SECTIONS];   /* device address of each planned section */
     pthread_mutex_t lock;        /* workspace growth */
@@ -214,6 +216,9 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
         case QJIT__SLOT_PARAM:
             out->args[i] = &lin->param32;
             break;
+        case QJIT__SLOT_BIAS:
+            out->args[i] = &lin->bias;
+            break;
         case QJIT__SLOT_MAP:
             /* Maps of the weights are the bucket's; those of the workspace
              * change per call. */
@@ -349,7 +354,8 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
 
 /* Asks for the plan (codegen), checks it against the buffer. Caller holds
  * ctx->lock. */
-static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, const char *variant, qjit_dtype dtype)
+static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, const char *variant, qjit_dtype dtype,
+                             int bias)
 {
     qjit_context *ctx = lin->ctx;
     char arch[16];
@@ -358,7 +364,7 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
         return st;
     const qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
                                     v->residual.block_n, v->residual.block_k, v->residual.blocks,
-                                    dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16"};
+                                    dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16", bias};
     if ((st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)
@@ -391,6 +397,10 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     qjit_status st = qjit__weights_view_init(ctx, packed, bytes, 1, &v);
     if (st || (st = qjit__residual_check_sums(ctx, &v)))   /* the kernels add it in INT8 */
         return st;
+    for (int64_t n = 0; opts.bias && n < v.N; n++)
+        if (!isfinite(opts.bias[n]))
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_linear_options.bias[%lld] = %g is not finite",
+                               (long long)n, (double)opts.bias[n]);
     qjit_linear *lin = qjit__calloc(ctx, sizeof *lin);
     if (!lin)
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
@@ -404,18 +414,24 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     pthread_mutex_lock(&ctx->lock);
     st = qjit__context_driver(ctx);
     if (st == QJIT_OK)
-        st = make_plan(lin, &v, opts.variant, opts.dtype);
+        st = make_plan(lin, &v, opts.variant, opts.dtype, opts.bias != NULL);
     /* The payload as stored, then the sections the layer derives from it. */
     size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, kslice_at[QJIT__PLAN_BUCKETS] = {0}, derived_size = 0;
     size_t payload_span = align256(v.payload_bytes);
     uint8_t *derived = NULL;
     if (st == QJIT_OK)
         st = build_derived(ctx, &lin->plan, &v, derived_at, kslice_at, &derived, &derived_size);
-    if (st == QJIT_OK && (lin->weights = device_alloc(ctx, payload_span + derived_size, &st)) != 0) {
-        lin->weights_bytes = payload_span + derived_size;
+    /* The bias after the derived sections. */
+    const size_t bias_at = payload_span + align256(derived_size), bias_bytes = opts.bias ? 4 * (size_t)v.N : 0;
+    if (st == QJIT_OK && (lin->weights = device_alloc(ctx, bias_at + bias_bytes, &st)) != 0) {
+        lin->weights_bytes = bias_at + bias_bytes;
         CUresult r = ctx->driver.MemcpyHtoD(lin->weights, v.payload, v.payload_bytes);
         if (r == CUDA_SUCCESS && derived_size)
             r = ctx->driver.MemcpyHtoD(lin->weights + payload_span, derived, derived_size);
+        if (r == CUDA_SUCCESS && bias_bytes) {
+            lin->bias = lin->weights + bias_at;
+            r = ctx->driver.MemcpyHtoD(lin->bias, opts.bias, bias_bytes);
+        }
         if (r != CUDA_SUCCESS)
             st = qjit__cuda_error(ctx, &ctx->driver, r, "cuMemcpyHtoD (weights)");
     }

@@ -434,7 +434,9 @@ end
 -- The same key with another epilogue (the INT32-accumulator twin).
 local function with_epi(f, epi, arch)
   local parts = {}
-  for k, v in pairs(f) do parts[#parts + 1] = k .. "=" .. (k == "epi" and epi or v) end
+  for k, v in pairs(f) do
+    if not (k == "bias" and epi == "i32") then parts[#parts + 1] = k .. "=" .. (k == "epi" and epi or v) end
+  end
   return V.canonicalize(table.concat(parts, ";"), arch)
 end
 
@@ -507,9 +509,13 @@ end
 -- One bucket's records: the GEMM of canonical key `key` (checked against
 -- the layer), its INT32 twin, the activation kernel (unless the GEMM
 -- quantizes its own tokens), the workspace and the tensor maps.
-local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res, dtype)
+local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res, dtype, bias)
   local canon, f = V.parse(key, arch)
   if f.kernel ~= "gemm" then refuse("variant " .. canon .. " is not a GEMM (kernel=gemm)") end
+  if (f.bias and 1 or 0) ~= bias then
+    refuse("variant " .. canon .. (bias == 1 and " adds no bias; the layer has one (bias=1)"
+                                   or " adds a bias; the layer has none"))
+  end
   if (f.dtype or "f16") ~= dtype then
     refuse("variant " .. canon .. " takes " .. (f.dtype or "f16") .. " tokens and outputs; the layer's are " .. dtype)
   end
@@ -564,13 +570,16 @@ end
 -- given). variant: a GEMM key every bucket uses instead (missing fields take
 -- their defaults), for tuning and benchmarks; "" for none. dtype: the
 -- tokens' and outputs' floats, "f16" (nil too) or "bf16" (key field dtype).
-function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtype)
+-- bias: 1 if the layer has a bias (its GEMMs take key field bias=1).
+function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtype, bias)
   if math.type(group) ~= "integer" or math.type(N) ~= "integer" or math.type(K) ~= "integer" then
     fail("INVALID_ARGUMENT", "plan: group, N and K must be integers")
   end
   if not sms or sms <= 0 then sms = 132 end
   dtype = (dtype == nil or dtype == "") and "f16" or dtype
   if dtype ~= "f16" and dtype ~= "bf16" then refuse("plan: dtype " .. tostring(dtype) .. " is not f16 or bf16") end
+  bias = (bias == 1) and 1 or 0
+  local tail = ";dtype=" .. dtype .. (bias == 1 and ";bias=1" or "")
   local S = SCHEMES.get(SCHEMES.normalize(scheme))
   local why = S.check_group(group)
   if why then refuse(why) end
@@ -587,12 +596,13 @@ function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtyp
     local raw = V.raw(variant)
     forced = V.canonicalize((raw.scheme and "" or "scheme=" .. S.name .. ";") .. (raw.g and "" or "g=" .. group .. ";")
                             .. (raw.dtype and "" or "dtype=" .. dtype .. ";")
+                            .. ((bias == 1 and not raw.bias) and "bias=1;" or "")
                             .. ((res and not raw.sparsity) and "sparsity=" .. res.budget .. ";" or "")
                             .. ((res and not raw.rblock) and "rblock=" .. res.rblock .. ";" or "") .. variant, arch)
   end
   for i, b in ipairs(buckets(S.layout(group))) do
-    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res) .. ";dtype=" .. dtype, arch)
-    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sms, sections, res, dtype)
+    local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res) .. tail, arch)
+    out.buckets[i] = bucket_plan(key, b.max_m, S, group, N, K, arch, sms, sections, res, dtype, bias)
   end
   return out
 end

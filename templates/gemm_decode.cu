@@ -317,6 +317,10 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
             continue;
 //% local v = p.parts == 2 and "epi_value2(red[i], red[BM * BN + i], " or "epi_value(red[i], "
 //% local v1 = p.parts == 2 and "epi_value2(red[i + 1], red[BM * BN + i + 1], " or "epi_value(red[i + 1], "
+//% -- bias=1: the layer's bias, added before rounding (__fadd_rn: never
+//% -- contracted into the scale's multiply).
+//% local a, b0, b1 = "", "", ""
+//% if p.bias == 1 then a, b0, b1 = "__fadd_rn(", ", bias[n])", ", bias[n + 1])" end
 //% if p.epi == "i32" then
         *(int2 *)(Y + (size_t)m * N + n) = make_int2(red[i], red[i + 1]);
 //% if p.parts == 2 then
@@ -324,13 +328,13 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
         *(int2 *)(Y + (size_t)M * N + (size_t)m * N + n) = make_int2(red[BM * BN + i], red[BM * BN + i + 1]);
 //% end
 //% elseif p.pre_scales == 1 then
-        const u32 lo = float_to_y({{ v }}pre_m, pre_n0));
-        const u32 hi = float_to_y({{ v1 }}pre_m, pre_n1));
+        const u32 lo = float_to_y({{ a }}{{ v }}pre_m, pre_n0){{ b0 }});
+        const u32 hi = float_to_y({{ a }}{{ v1 }}pre_m, pre_n1){{ b1 }});
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% else
         const epi_row row = epi_row_load(EPI_ROW_ARGS, m, true);
-        const u32 lo = float_to_y({{ v }}row, epi_col_load(EPI_COL_ARGS, n, true)));
-        const u32 hi = float_to_y({{ v1 }}row, epi_col_load(EPI_COL_ARGS, n + 1, true)));
+        const u32 lo = float_to_y({{ a }}{{ v }}row, epi_col_load(EPI_COL_ARGS, n, true)){{ b0 }});
+        const u32 hi = float_to_y({{ a }}{{ v1 }}row, epi_col_load(EPI_COL_ARGS, n + 1, true)){{ b1 }});
         *(u32 *)(Y + (size_t)m * N + n) = lo | (hi << 16);
 //% end
     }

@@ -151,6 +151,10 @@ V.KINDS = {
       -- f16) are BF16; dtype=f16 (the default, unnamed in the canonical
       -- key): FP16.
       dtype  = { norm = DTYPE },
+      -- bias=1: the epilogue adds the layer's bias (one FP32 value per
+      -- output channel) before rounding to the output's floats; 0 (the
+      -- default, unnamed in the canonical key): none. Not with epi=i32.
+      bias   = { norm = norm_int("bias", 0, 1) },
       -- sparsity=rho: the kernel adds a sparse 4-bit residual (runtime/
       -- residual.h) on the weight blocks that carry one, in the main loop
       -- into the same accumulators; rho is the budget it is made for (0 or
@@ -297,6 +301,8 @@ function V.parse(text, default_arch)
   if f.ctas == "1" then f.ctas = nil end
   if f.inplace == "0" then f.inplace = nil end
   if f.dtype == "f16" then f.dtype = nil end
+  if f.bias == "0" then f.bias = nil end
+  if f.bias and f.epi == "i32" then bad("bias=1 needs epi=f16: the INT32 accumulators take no bias") end
   local names = {}
   for k in pairs(f) do names[#names + 1] = k end
   table.sort(names)
@@ -325,6 +331,7 @@ function V.plan(f)
   local template = type(spec.template) == "function" and spec.template(f) or spec.template
   local plan = import((template:gsub("%.cu$", ".lua")))
   local p, L = plan.check(f, ARCH[f.arch])
+  if f.kernel == "gemm" then p.bias = f.bias and 1 or 0 end
   return template, p, L, plan.slots(p, L)
 end
 

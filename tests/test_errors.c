@@ -5,6 +5,7 @@
 #include "qjit.h"
 #include "module.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,17 @@ START_TEST(corrupt_weights_never_reach_the_gpu)
     qjit_linear_options lo;
     qjit_linear_options_init(&lo);
     lo.max_tokens = 0;
+    ck_assert_int_eq(qjit_linear_create(ctx, blob, bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);
+    /* A bias that is not finite is refused before anything (the GPU) is touched. */
+    float bias[32] = {0};
+    bias[17] = NAN;
+    qjit_linear_options_init(&lo);
+    lo.bias = bias;
+    ck_assert_int_eq(qjit_linear_create(ctx, blob, bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_null(lin);
+    ck_assert_msg(strstr(qjit_last_error(ctx), "bias[17]") && strstr(qjit_last_error(ctx), "not finite"), "%s",
+                  qjit_last_error(ctx));
+    bias[17] = -INFINITY;
     ck_assert_int_eq(qjit_linear_create(ctx, blob, bytes, &lo, &lin), QJIT_INVALID_ARGUMENT);
     /* Without a GPU, a valid layer fails with a status that says so. */
     if (!qt_has_gpu()) {

@@ -26,6 +26,7 @@ typedef struct fixture {
     qjit_scheme scheme;
     int group;
     qjit_dtype dtype;            /* the layer's tokens and outputs: FP16 (0 too) or BF16 */
+    float *bias;                 /* the layer's bias (N floats), or NULL: none */
 } fixture;
 
 /* A layer of `scheme` with groups of `group` (0: per channel) on random
@@ -83,6 +84,7 @@ static void teardown(fixture *f)
     qjit_linear_destroy(f->lin);
     qjit_context_destroy(f->ctx);
     free(f->blob);
+    free(f->bias);
 }
 
 #define CU(call) ck_assert_int_eq((int)(call), (int)CUDA_SUCCESS)
@@ -224,6 +226,9 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
                                                                bf16 ? QJIT_DTYPE_BF16 : QJIT_DTYPE_F16, X, Xq, sx),
                      QJIT_OK);
     ck_assert_int_eq(qjit_reference_gemm(f->ctx, f->blob, f->bytes, M, Xq, sx, acc_ref, Yref), QJIT_OK);
+    /* A bias: added to the FP32 value before rounding, as the epilogue does. */
+    for (size_t i = 0; f->bias && i < yn; i++)
+        Yref[i] += f->bias[i % (size_t)N];
 
     CUdeviceptr dX, dY, dA, dW;
     qjit__driver_bind(f->ctx, d);
@@ -423,6 +428,7 @@ static int create_forced(fixture *f, const char *variant)
     qjit_linear_options_init(&lo);
     lo.variant = variant;
     lo.dtype = f->dtype;
+    lo.bias = f->bias;
     qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, &lo, &f->lin);
     ck_assert_msg(st == QJIT_OK, "%s g=%d %s: %s", qjit_scheme_name(f->scheme), f->group, variant,
                   qjit_last_error(f->ctx));
@@ -1000,6 +1006,61 @@ END_TEST
 
 /* A layer of one dtype refuses a forced variant of the other, and a
  * dtype that is neither. */
+/* A bias for f's layer: N values of a few units, one exactly zero. */
+static void give_bias(fixture *f, uint64_t stream)
+{
+    qt_rng r = qt_rng_make(stream);
+    f->bias = malloc(sizeof(float) * (size_t)f->N);
+    for (int64_t n = 0; n < f->N; n++)
+        f->bias[n] = n == 3 ? 0.0f : (float)(2.0 * qt_normal(&r));
+}
+
+/* bias=1: every scheme and group through the dispatch table (FP16; BF16
+ * for the odd ones), then the two-part schemes: the output is the
+ * reference plus the bias, rounded once; the accumulators take none. */
+START_TEST(bias_layers_bit_exact)
+{
+    static const qjit_scheme two[] = {QJIT_SCHEME_W4AX, QJIT_SCHEME_W4AX_S};
+    const qjit_scheme scheme = _i < NSG ? SCHEME_GROUPS[_i].scheme : two[_i - NSG];
+    if (!wanted(scheme))
+        return;
+    fixture f;
+    if (_i < NSG)
+        setup_scheme(&f, scheme, 4096, 4096, SCHEME_GROUPS[_i].group, 700 + _i, 1);
+    else
+        setup_two_part(&f, scheme, 4096, 4096, 0.1, 70 + _i, 700 + _i, 1);
+    f.dtype = _i % 2 ? QJIT_DTYPE_BF16 : QJIT_DTYPE_F16;
+    give_bias(&f, 710 + _i);
+    qjit_linear_options lo;
+    qjit_linear_options_init(&lo);
+    lo.dtype = f.dtype;
+    lo.bias = f.bias;
+    ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin), QJIT_OK);
+    char key[512];
+    ck_assert_int_eq(qjit_linear_variant(f.lin, 1, key, sizeof key), QJIT_OK);
+    ck_assert_ptr_nonnull(strstr(key, "bias=1"));
+    for (size_t m = 0; m < sizeof MS / sizeof MS[0]; m++)
+        check_m(&f, MS[m], 7000 * _i + m);
+    teardown(&f);
+}
+END_TEST
+
+/* bias=1 on every pipeline forced (w4a8-lqq, g = 128). */
+START_TEST(bias_every_pipeline_bit_exact)
+{
+    if (!wanted(QJIT_SCHEME_W4A8_LQQ) || !wanted_pipe(PIPES[_i]))
+        return;
+    fixture f;
+    setup_scheme(&f, QJIT_SCHEME_W4A8_LQQ, 320, 1536, 128, 800 + _i, 1);
+    give_bias(&f, 810 + _i);
+    if (!create_forced(&f, PIPES[_i]))
+        return;
+    check_m(&f, 5, 8000 * _i + 1);
+    check_m(&f, 300, 8000 * _i + 2);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(bf16_options_are_checked)
 {
     fixture f;
@@ -1567,6 +1628,7 @@ Suite *qjit_test_suite(void)
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
     TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs"), *bf16 = tcase_create("bf16");
+    TCase *bias = tcase_create("bias");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
@@ -1593,7 +1655,9 @@ Suite *qjit_test_suite(void)
     tcase_add_test(bf16, bf16_options_are_checked);
     tcase_add_loop_test(bf16, bf16_layers_bit_exact, 0, NSG + 2);
     tcase_add_loop_test(bf16, bf16_every_pipeline_bit_exact, 0, NSG * NPIPES);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16};
+    tcase_add_loop_test(bias, bias_layers_bit_exact, 0, NSG + 2);
+    tcase_add_loop_test(bias, bias_every_pipeline_bit_exact, 0, NPIPES);
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16, bias};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

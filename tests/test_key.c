@@ -592,7 +592,7 @@ START_TEST(plans_agree_with_the_host)
             const qjit__scheme *host = qjit__scheme_get(sg[i].s);
             int64_t N = shapes[j][0], K = shapes[j][1];
             qjit__layer_plan plan;
-            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL};
+            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -634,7 +634,7 @@ START_TEST(plans_agree_with_the_host)
                      * activation kernel with one scale, in place (w4a4's
                      * activation key but bits=8+4;inplace=1;scales=1). */
                     qjit__layer_plan p4;
-                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL};
+                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
                     pthread_mutex_lock(&ctx->lock);
                     ck_assert_int_eq(qjit__plan_layer(ctx, &r4, &p4), QJIT_OK);
                     pthread_mutex_unlock(&ctx->lock);
@@ -710,14 +710,94 @@ START_TEST(plans_agree_with_the_host)
         }
     /* A forced variant of another group or scheme is refused with the reason. */
     qjit__layer_plan plan;
-    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0, NULL};
-    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0, NULL};
+    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0, NULL, 0};
+    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0, NULL, 0};
     pthread_mutex_lock(&ctx->lock);
     ck_assert_int_eq(qjit__plan_layer(ctx, &bad_group, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "g=128, the group of the weights"));
     qjit__plan_release(ctx, &plan);
     ck_assert_int_eq(qjit__plan_layer(ctx, &bad_scheme, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the weights are w4a8-qoq"));
+    qjit__plan_release(ctx, &plan);
+    pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* bias as a key field: 0 is the default and unnamed, 1 named, not with
+ * epi=i32; a layer with a bias plans bias=1 in every GEMM (a "bias" slot),
+ * its INT32 twin and activation kernel without; a forced variant that
+ * disagrees with the layer is refused. */
+START_TEST(bias_keys_and_plans)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    canon(ctx, "g=64;bias=0;arch=sm_90a", a);
+    canon(ctx, "g=64;arch=sm_90a", b);
+    ck_assert_str_eq(a, b);
+    canon(ctx, "g=64;bias=1;arch=sm_90a", a);
+    ck_assert_ptr_nonnull(strstr(a, ";bias=1;"));
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64;bias=2;arch=sm_90a", a, sizeof a), QJIT_INVALID_KEY);
+    ck_assert_int_eq(qjit_key_canonicalize(ctx, "g=64;bias=1;epi=i32;arch=sm_90a", a, sizeof a), QJIT_INVALID_KEY);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "bias=1 needs epi=f16"));
+
+    static const char *const schemes[] = {"w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8", "w4a4", "w4ax", "w4ax-s"};
+    static const int groups[] = {128, 0, 64, 0, 0, 0, 0};
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        qjit__layer_plan plain, biased;
+        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, "bf16", 0};
+        pthread_mutex_lock(&ctx->lock);
+        ck_assert_int_eq(qjit__plan_layer(ctx, &req, &plain), QJIT_OK);
+        req.bias = 1;
+        qjit_status st = qjit__plan_layer(ctx, &req, &biased);
+        pthread_mutex_unlock(&ctx->lock);
+        ck_assert_msg(st == QJIT_OK, "%s: %s", schemes[i], qjit_last_error(ctx));
+        ck_assert_int_eq(plain.nbuckets, biased.nbuckets);
+        for (int bk = 0; bk < plain.nbuckets; bk++) {
+            const qjit__kernel_plan *g = &biased.buckets[bk].gemm;
+            ck_assert_msg(strstr(g->key, ";bias=1;") != NULL, "%s: %s", schemes[i], g->key);
+            int slots = 0;
+            for (int k = 0; k < g->nslots; k++)
+                slots += g->slots[k].kind == QJIT__SLOT_BIAS;
+            ck_assert_int_eq(slots, 1);
+            ck_assert_int_eq(g->nslots, plain.buckets[bk].gemm.nslots + 1);
+            /* The same kernel otherwise; its INT32 twin and the activation kernel are the plain layer's. */
+            char *cut = strstr(g->key, "bias=1;");
+            snprintf(a, sizeof a, "%.*s%s", (int)(cut - g->key), g->key, cut + strlen("bias=1;"));
+            ck_assert_str_eq(a, plain.buckets[bk].gemm.key);
+            ck_assert_str_eq(biased.buckets[bk].gemm_acc.key, plain.buckets[bk].gemm_acc.key);
+            if (plain.buckets[bk].has_quant)
+                ck_assert_str_eq(biased.buckets[bk].quant.key, plain.buckets[bk].quant.key);
+        }
+        pthread_mutex_lock(&ctx->lock);
+        qjit__plan_release(ctx, &plain);
+        qjit__plan_release(ctx, &biased);
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    /* A sparse layer too (its kernels have the most slots). */
+    qjit__layer_plan plan;
+    qjit__plan_request sparse = {"w4a8-lqq", 128, 8192, 8192, "sm_90a", 132, NULL, 64, 64, 8192 / 64 * 128 / 10, NULL, 1};
+    pthread_mutex_lock(&ctx->lock);
+    qjit_status st = qjit__plan_layer(ctx, &sparse, &plan);
+    pthread_mutex_unlock(&ctx->lock);
+    ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
+    for (int bk = 0; bk < plan.nbuckets; bk++)
+        ck_assert_msg(strstr(plan.buckets[bk].gemm.key, "bias=1") != NULL, "%s", plan.buckets[bk].gemm.key);
+    pthread_mutex_lock(&ctx->lock);
+    qjit__plan_release(ctx, &plan);
+    /* A forced variant must agree with the layer. */
+    const qjit__plan_request no = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "bias=1", 0, 0, 0, NULL, 0};
+    const qjit__plan_request yes = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "bias=0", 0, 0, 0, NULL, 1};
+    const qjit__plan_request given = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "tile=16x64x128", 0, 0, 0, NULL, 1};
+    ck_assert_int_eq(qjit__plan_layer(ctx, &no, &plan), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "adds a bias; the layer has none"));
+    qjit__plan_release(ctx, &plan);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &yes, &plan), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "adds no bias"));
+    qjit__plan_release(ctx, &plan);
+    st = qjit__plan_layer(ctx, &given, &plan);
+    ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
+    ck_assert_ptr_nonnull(strstr(plan.buckets[0].gemm.key, "bias=1"));
     qjit__plan_release(ctx, &plan);
     pthread_mutex_unlock(&ctx->lock);
     qjit_context_destroy(ctx);
@@ -747,7 +827,7 @@ START_TEST(bf16_keys_and_plans)
     static const int groups[] = {128, 0, 64, 0, 0, 0, 0};
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
         qjit__layer_plan f16, bf16;
-        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, NULL};
+        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
         pthread_mutex_lock(&ctx->lock);
         ck_assert_int_eq(qjit__plan_layer(ctx, &req, &f16), QJIT_OK);
         req.dtype = "bf16";
@@ -774,8 +854,8 @@ START_TEST(bf16_keys_and_plans)
         pthread_mutex_unlock(&ctx->lock);
     }
     qjit__layer_plan plan;
-    const qjit__plan_request forced = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "dtype=bf16", 0, 0, 0, "f16"};
-    const qjit__plan_request bad = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 0, 0, 0, "f32"};
+    const qjit__plan_request forced = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "dtype=bf16", 0, 0, 0, "f16", 0};
+    const qjit__plan_request bad = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 0, 0, 0, "f32", 0};
     pthread_mutex_lock(&ctx->lock);
     ck_assert_int_eq(qjit__plan_layer(ctx, &forced, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the layer's are f16"));
@@ -916,7 +996,7 @@ START_TEST(sparse_layer_plans)
     const int64_t N = 4096, K = 4096;     /* 64 x 64 blocks of 64 x 64 */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         qjit__layer_plan plan;
-        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks, NULL};
+        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks, NULL, 0};
         pthread_mutex_lock(&ctx->lock);
         qjit_status st = qjit__plan_layer(ctx, &req, &plan);
         pthread_mutex_unlock(&ctx->lock);
@@ -961,9 +1041,9 @@ START_TEST(sparse_layer_plans)
     int fewer = 0, total = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
-        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL};
+        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
         const qjit__plan_request sr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 64, 64,
-                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10, NULL};
+                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10, NULL, 0};
         pthread_mutex_lock(&ctx->lock);
         ck_assert_int_eq(qjit__plan_layer(ctx, &dr, &dense), QJIT_OK);
         ck_assert_int_eq(qjit__plan_layer(ctx, &sr, &sparse), QJIT_OK);
@@ -1013,7 +1093,7 @@ START_TEST(sparse_layer_plans)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             qjit__layer_plan plan;
             const qjit__plan_request req = {"w4a8-qoq", 64, shapes[i][0], shapes[i][1], archs[a], 108, NULL, 32, 128,
-                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20, NULL};
+                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20, NULL, 0};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -1024,11 +1104,11 @@ START_TEST(sparse_layer_plans)
             qjit__plan_release(ctx, &plan);
         }
     static const struct { qjit__plan_request req; const char *words; } bad[] = {
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0, NULL}, "the weights carry no residual"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10, NULL}, "rblock=64x64, the residual"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097, NULL}, "does not fit"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1, NULL}, "does not fit"},
-        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10, NULL}, "takes no sparse residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0, NULL, 0}, "the weights carry no residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10, NULL, 0}, "rblock=64x64, the residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097, NULL, 0}, "does not fit"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1, NULL, 0}, "does not fit"},
+        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10, NULL, 0}, "takes no sparse residual"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         qjit__layer_plan plan;
@@ -1108,7 +1188,7 @@ END_TEST
 static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
 {
     qjit__layer_plan plan;
-    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL};
+    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -1223,7 +1303,7 @@ START_TEST(int4_mma_keys_and_plans)
                 const int int4 = scheme < 2, int4_target = strcmp(archs[ai], "sm_90a") != 0;
                 static const char *const names[] = {"w4a4", "w4ax", "w4a8-lqq"};
                 qjit__layer_plan plan;
-                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0, NULL};
+                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0, NULL, 0};
                 pthread_mutex_lock(&ctx->lock);
                 qjit_status st = qjit__plan_layer(ctx, &req, &plan);
                 pthread_mutex_unlock(&ctx->lock);
@@ -1282,6 +1362,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, dispatch_few_token_tiles);
     tcase_add_test(tc, int4_mma_keys_and_plans);
     tcase_add_test(tc, bf16_keys_and_plans);
+    tcase_add_test(tc, bias_keys_and_plans);
     qt_add(s, tc, 0);
     return s;
 }

@@ -69,7 +69,7 @@ class ActivationInfo(ctypes.Structure):
 
 class LinearOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("max_tokens", c_int64), ("eager", c_int), ("variant", c_char_p),
-                ("dtype", c_int)]
+                ("dtype", c_int), ("bias", c_void_p)]
 
 
 class Tokens(ctypes.Structure):

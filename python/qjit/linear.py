@@ -50,15 +50,17 @@ class Linear(torch.nn.Module):
             raise TypeError(f"a qjit.Linear's activations are torch.float16 or torch.bfloat16, not {dtype}")
         self.dtype = dtype
         if bias is not None:
-            bias = torch.as_tensor(bias).detach().to(dtype).reshape(-1)
+            # FP32, added by the GEMM's epilogue before rounding to the output's dtype.
+            bias = torch.as_tensor(bias).detach().to("cpu", torch.float32).reshape(-1)
             if bias.numel() != self.out_features:
                 raise ValueError(f"bias has {bias.numel()} values, not out_features = {self.out_features}")
+            if not bool(torch.isfinite(bias).all()):
+                raise ValueError("bias holds a value that is not finite")
             self.register_buffer("bias", bias.clone())
         else:
             self.bias = None
         self.max_tokens = int(max_tokens)
         self._native = {}          # device index -> (Context, qjit_linear handle)
-        self._bias_device = {}     # device index -> the bias there
 
     @classmethod
     def from_float(cls, layer, scheme="w4a8-lqq", group=128, max_tokens=1024, dtype=None, **options):
@@ -93,7 +95,6 @@ class Linear(torch.nn.Module):
             lib.qjit_linear_destroy(handle)
             ctx.close()
         self._native = {}
-        self._bias_device = {}
 
     def __del__(self):
         try:
@@ -116,6 +117,10 @@ class Linear(torch.nn.Module):
         lib.qjit_linear_options_init(ctypes.byref(opts))
         opts.max_tokens = self.max_tokens
         opts.dtype = 3 if self.dtype == torch.bfloat16 else 1     # QJIT_DTYPE_BF16 / _F16
+        bias = None
+        if self.bias is not None:                                  # copied by create
+            bias = self.bias.detach().to("cpu", torch.float32).contiguous()
+            opts.bias = bias.data_ptr()
         handle = ctypes.c_void_p()
         with torch.cuda.device(index):
             _check(lib.qjit_linear_create(ctx.handle, data.data_ptr(), data.numel(), ctypes.byref(opts),
@@ -178,8 +183,6 @@ class Linear(torch.nn.Module):
             status = lib.qjit_linear_forward(native[1], M, ptr, yptr, None, 0, _raw_stream(index))
             if status:
                 _check(status, native[0].handle)
-            if self.bias is not None:
-                y += self._bias_on(index)
         return y
 
     def _check_out(self, out, index, M):
@@ -197,13 +200,6 @@ class Linear(torch.nn.Module):
         if ptr & 15:
             raise ValueError("out must be 16-byte aligned (a view starting mid-row is not)")
         return ptr
-
-    def _bias_on(self, index):
-        """The bias on device `index` (copied there once per layer state)."""
-        b = self._bias_device.get(index)
-        if b is None:
-            b = self._bias_device[index] = self.bias.to(f"cuda:{index}")
-        return b
 
     def variant(self, M, device=None):
         """The GEMM variant key the layer runs at M tokens."""
@@ -269,6 +265,4 @@ class Linear(torch.nn.Module):
         y = torch.empty((M, self.out_features), dtype=self.dtype, device=xq.device)
         _check(lib.qjit_linear_forward_tokens(handle, M, ctypes.byref(t), y.data_ptr(), None, 0,
                                               _raw_stream(xq.get_device())), ctx.handle)
-        if self.bias is not None:
-            y += self._bias_on(xq.get_device())
         return y

@@ -118,8 +118,18 @@ def test_bias_and_batch_shapes():
     x = tokens(12).view(3, 4, K)
     y = layer(x)
     assert y.shape == (3, 4, N) and y.dtype == torch.float16
+    # The epilogue adds the FP32 bias before rounding: the reference plus the
+    # bias, within FP16 rounding (a second rounding after an unbiased layer
+    # would not be).
+    want = reference(layer, x.view(12, K)) + layer.bias.float()
+    diff = (y.view(12, N).float().cpu() - want).abs()
+    assert bool((diff <= want.abs() * 2.0 ** -11 + 2.0 ** -24).all())
     nobias = qjit.Linear(layer.packed)
-    assert torch.equal(y, (nobias(x).float() + layer.bias.cuda().float()).half())
+    assert not torch.equal(y, nobias(x))
+    t = layer.quantize(x.view(12, K))
+    assert torch.equal(layer.forward_tokens(t), y.view(12, N))
+    with pytest.raises(ValueError, match="not finite"):
+        qjit.Linear(layer.packed, bias=torch.full((N,), float("inf")))
     out = torch.full((3, 4, N), float("nan"), dtype=torch.float16, device="cuda")
     assert layer(x, out=out) is out and torch.equal(out, y)
 

@@ -13,10 +13,16 @@
 //% -- Two activation parts (p.parts == 2, the template defines ACC2(q)): the
 //% -- scheme's epi_value2 of both sums, or with epi i32 both planes, the
 //% -- second M x N after the first.
+//% -- bias=1 (epi f16): the layer's bias of the column, added to the value
+//% -- before rounding.
 //% local scaled = p.epi ~= "i32"
 //% local out = scaled and "u16" or "int"
 //% local two = p.parts == 2
 //% local planes = (two and not scaled) and 2 or 1
+//% -- __fadd_rn: never contracted into the scale's multiply (an FMA would
+//% -- round differently when the bias cancels the value).
+//% local plus = scaled and p.bias == 1
+//% local add0, add1 = plus and "__fadd_rn(" or "", plus and ", bcol)" or ""
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
     {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF);
@@ -37,6 +43,9 @@
 //% elseif scaled then
             const epi_col col = epi_col_load(EPI_COL_ARGS, n_cta + nl, n_cta + nl < N);
 //% end
+//% if plus then
+            const float bcol = n_cta + nl < N ? bias[n_cta + nl] : 0.0f;
+//% end
 #pragma unroll
             for (int j = 0; j < ACC_NJ; ++j) {
 #pragma unroll
@@ -45,10 +54,10 @@
                     const int ml = ACC_ML(q);
 //% local value = two and "epi_value2(ACC(q), ACC2(q), " or "epi_value(ACC(q), "
 //% if scaled and pre then
-                    tile[ml * LDC + nl] = float_to_y({{ value }}pre_m[j][odd], col));
+                    tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}pre_m[j][odd], col){{ add1 }});
 //% elseif scaled then
                     const epi_row row = epi_row_load(EPI_ROW_ARGS, m_cta + ml, m_cta + ml < M);
-                    tile[ml * LDC + nl] = float_to_y({{ value }}row, col));
+                    tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}row, col){{ add1 }});
 //% elseif planes == 2 then
                     tile[ml * LDC + nl] = plane ? ACC2(q) : ACC(q);
 //% else

@@ -88,6 +88,7 @@ G.FUSED_QUANTIZERS = 64
 -- binds there (kind: "w" a packed-weight section, "ws" a workspace section,
 -- "map" a tensor map, "x"/"y" the call's tokens and output, "m"/"n"/"k" the
 -- sizes, "param" the layer's parameter (a two-part layer's INT8 channels),
+-- "bias" the layer's bias (N floats),
 -- "epoch" the call's epoch, "bucket" a table the layer builds for the
 -- bucket). L: the scheme's layout facts.
 function G.slots(p, L)
@@ -107,6 +108,8 @@ function G.slots(p, L)
   add("sx", fused and "float *" or "const float *__restrict__", "ws", "sx")
   if L.rowsum then add("rowsum", fused and "int *" or "const int *__restrict__", "ws", "rowsum") end
   add("Y", (p.epi == "i32" and "int" or "u16") .. " *__restrict__", "y")
+  -- bias=1: the layer's bias, N floats (lib/epilogue.cu adds it).
+  if p.bias == 1 then add("bias", "const float *__restrict__", "bias", "bias") end
   add("M", "int", "m")
   add("N", "int", "n")
   add("K", "int", "k")
