@@ -69,6 +69,8 @@ qjit_status qjit__driver_init(qjit_context *ctx, qjit__driver *d, int ordinal)
     d->DeviceGetAttribute(&d->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->device);
     d->DeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d->device);
     d->max_smem_optin = (size_t)smem;
+    d->DeviceGetAttribute(&d->smem_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, d->device);
+    d->DeviceGetAttribute(&d->smem_reserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, d->device);
     d->DeviceGetName(d->name, (int)sizeof d->name, d->device);
     if ((r = d->DevicePrimaryCtxRetain(&d->context, d->device)) != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "cuDevicePrimaryCtxRetain");

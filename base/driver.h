@@ -24,6 +24,7 @@
     X(ModuleUnload, "cuModuleUnload", (CUmodule))                                              \
     X(ModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *))        \
     X(FuncSetAttribute, "cuFuncSetAttribute", (CUfunction, CUfunction_attribute, int))         \
+    X(FuncGetAttribute, "cuFuncGetAttribute", (int *, CUfunction_attribute, CUfunction))       \
     X(LaunchKernel, "cuLaunchKernel",                                                          \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,       \
        CUstream, void **, void **))                                                            \
@@ -66,6 +67,8 @@ typedef struct qjit__driver {
     int cc_major, cc_minor;      /* compute capability */
     int sm_count;
     size_t max_smem_optin;       /* shared memory a block may opt into */
+    int smem_per_sm;             /* shared memory of one multiprocessor */
+    int smem_reserved;           /* of it, what the system keeps per resident block */
     char name[128];
 #define QJIT__DRIVER_MEMBER(member, symbol, params) CUresult (*member) params;
     QJIT__DRIVER_MAP(QJIT__DRIVER_MEMBER)

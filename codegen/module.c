@@ -132,6 +132,14 @@ static qjit_status load(qjit_context *ctx, const char *canon, qjit__kernel **out
         st = qjit__cuda_error(ctx, d, r, "cuFuncSetAttribute(max dynamic shared memory)");
         goto fail;
     }
+    /* Spread (qjit__kernel_smem): a PDL kernel may take all the shared
+     * memory a block can opt into. */
+    k->smem_max = f->smem;
+    if (d->FuncGetAttribute(&k->static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->function) == CUDA_SUCCESS &&
+        f->pdl && (int)d->max_smem_optin - k->static_smem > f->smem &&
+        d->FuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            (int)d->max_smem_optin - k->static_smem) == CUDA_SUCCESS)
+        k->smem_max = (int)d->max_smem_optin - k->static_smem;
     qjit__free(ctx, cubin, cubin_bytes);
     *out = k;
     return QJIT_OK;
@@ -161,4 +169,19 @@ qjit_status qjit__kernel_get(qjit_context *ctx, const char *key, const qjit__ker
     pthread_mutex_unlock(&ctx->lock);
     *out = k;
     return st;
+}
+
+int qjit__spread_smem(int smem, int smem_max, int static_smem, int sms, int per_sm, int reserved, int64_t ctas)
+{
+    if (smem_max <= smem || sms <= 0 || per_sm <= 0 || ctas <= 0)
+        return smem;
+    int64_t blocks = (ctas + sms - 1) / sms;   /* per SM, spread evenly */
+    int64_t spread = per_sm / blocks - reserved - static_smem;
+    return spread > smem_max ? smem_max : spread > smem ? (int)spread : smem;
+}
+
+unsigned qjit__kernel_smem(const qjit__driver *d, const qjit__kernel *k, const unsigned grid[3])
+{
+    return (unsigned)qjit__spread_smem(k->facts.smem, k->smem_max, k->static_smem, d->sm_count, d->smem_per_sm,
+                                       d->smem_reserved, (int64_t)grid[0] * grid[1] * grid[2]);
 }

@@ -617,8 +617,8 @@ static qjit_status launch(qjit_linear *lin, const bucket *b, const binding *bd, 
             attr[nattr].value.clusterDim.y = 1;
             attr[nattr++].value.clusterDim.z = (unsigned)k->facts.cluster;
         }
-        CUlaunchConfig cfg = {grid[0], grid[1], grid[2], (unsigned)k->facts.threads, 1, 1, (unsigned)k->facts.smem,
-                              stream, attr, nattr};
+        CUlaunchConfig cfg = {grid[0], grid[1], grid[2], (unsigned)k->facts.threads, 1, 1,
+                              qjit__kernel_smem(d, k, grid), stream, attr, nattr};
         r = d->LaunchKernelEx(&cfg, k->function, args, NULL);
     } else {
         r = d->LaunchKernel(k->function, grid[0], grid[1], grid[2], (unsigned)k->facts.threads, 1, 1,

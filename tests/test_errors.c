@@ -370,6 +370,28 @@ START_TEST(device_capability_rules)
 }
 END_TEST
 
+/* Spreading a PDL kernel's blocks (qjit__spread_smem), decided without a
+ * GPU: an H100's 233472 bytes per SM, 1024 reserved per block. */
+START_TEST(pdl_grids_are_spread)
+{
+    static const struct { int smem, max, stat, sms; int64_t ctas; int want; } cases[] = {
+        {0, 232448, 512, 132, 256, 233472 / 2 - 1024 - 512},     /* two blocks an SM */
+        {0, 232448, 0, 132, 132, 232448},                        /* one: all it may take */
+        {0, 100000, 0, 132, 100, 100000},                        /* ... capped at its maximum */
+        {24576, 232448, 0, 132, 1320, 24576},                    /* ten: its own need is more */
+        {0, 232448, 512, 132, 133, 233472 / 2 - 1024 - 512},     /* one past a wave: two */
+        {4096, 4096, 0, 132, 1, 4096},                           /* not a PDL kernel: as it is */
+        {4096, 232448, 0, 0, 64, 4096},                          /* SMs unknown */
+        {4096, 232448, 0, 132, 0, 4096},                         /* no blocks */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got = qjit__spread_smem(cases[i].smem, cases[i].max, cases[i].stat, cases[i].sms, 233472, 1024,
+                                    cases[i].ctas);
+        ck_assert_msg(got == cases[i].want, "case %zu: %d bytes, want %d", i, got, cases[i].want);
+    }
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("errors");
@@ -383,6 +405,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, every_public_call_survives_failed_allocations);
     tcase_add_test(tc, unusable_cache_folders);
     tcase_add_test(tc, arch_nvrtc_cannot_target);
+    tcase_add_test(tc, pdl_grids_are_spread);
     tcase_add_test(tc, layer_sizes_are_checked);
     tcase_add_test(tc, corrupt_weights_never_reach_the_gpu);
     tcase_add_test(tc, device_capability_rules);

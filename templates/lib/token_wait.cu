@@ -1,7 +1,8 @@
 //% -- lib/token_wait.cu -- where a GEMM waits for its tokens before reading Xq,
 //% -- sx (and the row sums) or the split-K counters.
 //% -- With programmatic dependent launch: for the activation kernel
-//% -- (griddepcontrol.wait). Fused (actq=fused): the CTAs of the NQ lowest
+//% -- (griddepcontrol.wait), then lets the next kernel launch
+//% -- (griddepcontrol.launch_dependents). Fused (actq=fused): the CTAs of the NQ lowest
 //% -- linear indices -- dispatched first, so running while any other CTA waits
 //% -- -- quantize rows cta, cta + NQ, ... and zero the split-K counters, then
 //% -- publish flags[cta] = epoch (a value unique to this call); every CTA waits
@@ -35,4 +36,8 @@
     }
 //% elseif p.pdl == 1 then
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    /* The kernel after this one, launched with PDL, may start now: its
+     * blocks take the SMs as this grid's blocks leave (spread evenly by the runtime,
+     * qjit__kernel_smem) and fetch their first weights before their wait. */
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 //% end
