@@ -71,6 +71,21 @@ local function wgmma_128(split, one_wave, no_fold)
   return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 4,
            one_wave = one_wave, split = split, per_sm = 2, reduce = "cluster", no_fold = no_fold }
 end
+-- M = 33..64 with the launch trigger (lib/token_wait.cu): a grid that
+-- leaves SMs idle lends them to the next GEMM of the step, whose blocks
+-- start there, so one wave of fewer, longer CTAs beats split-K's partials
+-- where it fills 70 % of the SMs with at most 32 K tiles each (the ring as
+-- the variant has it). Measured as 128-layer steps of one shape on the H100
+-- (bench/results/2026-11-27-session25, tune): 4096x4096 on 64x64 tiles at
+-- split 2 1318 us against 1469 at split 4; 12288x4096 on 64x128 TMA tiles
+-- at split 1 2195 against 2326 at split 2 and 2461 for the multistage tile;
+-- 22016x4096 (two CTAs an SM, split 1) 3234 against 3580. Not past 32 K
+-- tiles: 4096x11008 at split 2 (43) 2693 against 2233 at split 4.
+local ONE_WAVE_64 = { fill = 0.7, max_ktiles = 32 }
+-- Past N = 8192 at M = 33..64 the 64x128 TMA tile where each CTA runs at
+-- most 32 K tiles (above); longer loops keep the multistage tile.
+local WIDE_64 = { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "tma", tile = "64x128x128", warps = "1x8",
+                  stages = 4, split = "auto", per_sm = 2, one_wave = ONE_WAVE_64 }
 -- The 4096-wide layers (N <= 4096) at M = 17..128: 64-row weight tiles give
 -- 64 tiles across N, split 2..4 along K to fill the SMs, with deep TMA rings
 -- (8 stages) -- measured in bench/results/2026-11-22-split2-h100
@@ -87,7 +102,7 @@ local function narrow(max_m)
              warps = "1x4", stages = 8, split = 2, reduce = "cluster" }
   elseif max_m <= 64 then
     return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4",
-             stages = 8, split = "auto", per_sm = 2 }
+             stages = 8, split = "auto", per_sm = 2, one_wave = ONE_WAVE_64 }
   end
   return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x64x128", warps = "1x4",
            stages = 8, split = "auto", per_sm = 1, reduce = "cluster" }
@@ -137,7 +152,7 @@ D.BUCKETS = {
     alts = { narrow(32), { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128",
                            warps = "1x4", stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
-    alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64 } },
+    alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64, WIDE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
@@ -262,7 +277,9 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   local ow = v.one_wave
   if ow then
     local s = grow(function(t) return ctas * t <= sms end)
-    if ctas * s <= sms and ctas * s >= ow.fill * sms and ktiles // s <= ow.max_ktiles then return s, ow.stages, 1 end
+    if ctas * s <= sms and ctas * s >= ow.fill * sms and ktiles // s <= ow.max_ktiles then
+      return s, ow.stages or v.stages, 1
+    end
   end
   -- fits(s): may the grid take split s? Variants that know how many of
   -- their CTAs share an SM (per_sm) split while every CTA is resident at

@@ -1035,7 +1035,8 @@ START_TEST(sparse_layer_plans)
      * (never below 3) where the residual's blocks would cost CTAs per SM;
      * except where the table names a kernel for sparse weights only: at
      * M <= 16 on layers of 4097..8192 rows (not the decode pipe's twin)
-     * and at M <= 64 on wider ones (not the multistage twin). */
+     * and at M <= 64 on wider ones (the 64x128 TMA tile at split 2, where
+     * the dense layer runs it in one wave or the multistage tile). */
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                         {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
     int fewer = 0, total = 0;
@@ -1058,7 +1059,15 @@ START_TEST(sparse_layer_plans)
                 ck_assert_ptr_nonnull(strstr(sk, max_m == 16 ? "pipe=wgmma;" : "pipe=tma;"));
                 ck_assert_ptr_nonnull(strstr(sk, max_m == 16 ? "tile=32x64x128;" : "tile=64x128x128;"));
                 ck_assert_ptr_nonnull(strstr(sk, "split=2"));
-                ck_assert_ptr_null(strstr(dk, max_m == 16 ? "pipe=wgmma;" : "pipe=tma;"));
+                /* Dense at M <= 16: the decode pipe; at M <= 64 the TMA
+                 * tile in one wave where K loops are short (K = 4096: split
+                 * 1), else the multistage tile. */
+                if (max_m == 16)
+                    ck_assert_ptr_nonnull(strstr(dk, "pipe=decode;"));
+                else if (shapes[i][1] == 4096)
+                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;reduce=global;scheme=w4a8-lqq;split=1;"));
+                else if (shapes[i][0] == 57344)
+                    ck_assert_ptr_nonnull(strstr(dk, "pipe=multistage;"));
                 continue;
             }
             const char *ds = strstr(dk, "stages="), *ss = strstr(sk, "stages=");
@@ -1214,12 +1223,14 @@ START_TEST(dispatch_narrow_tiles_for_4096_wide_layers)
     plan_keys(ctx, "4096", "4096", keys);
     /* Buckets 3, 4, 5: M <= 32, 64, 128. */
     ck_assert_ptr_nonnull(strstr(keys[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
-    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;reduce=global;scheme=w4a8-lqq;split=4;stages=8;tile=64x64x128"));
+    /* M <= 64: 64 tiles at split 2 fill 128 SMs in one wave, 16 K tiles each. */
+    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;reduce=global;scheme=w4a8-lqq;split=2;stages=8;tile=64x64x128"));
     ck_assert_ptr_nonnull(strstr(keys[4], "pipe=tma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=128x64x128"));
     /* K = 11008: 43 K tiles per CTA at split 2, past max_kloop = 16. */
     plan_keys(ctx, "4096", "11008", keys);
     ck_assert_ptr_nonnull(strstr(keys[2], "pipe=multistage"));
-    ck_assert_ptr_nonnull(strstr(keys[3], "tile=64x64x128"));
+    /* ... and 43 at split 2 is past the one wave's 32: split 4, two CTAs an SM. */
+    ck_assert_ptr_nonnull(strstr(keys[3], "split=4;stages=8;tile=64x64x128"));
     ck_assert_ptr_nonnull(strstr(keys[4], "tile=128x64x128"));
     /* Wider layers keep the 128-row tiles past M = 32. */
     plan_keys(ctx, "8192", "8192", keys);
