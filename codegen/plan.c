@@ -282,15 +282,16 @@ qjit_status qjit__plan_layer(qjit_context *ctx, const qjit__plan_request *req, q
     qjit_status st = qjit__context_lua(ctx, &L);
     if (st)
         return st;
-    const qjit__lua_arg args[12] = {QJIT__ARG_STR(req->scheme),   QJIT__ARG_INT(req->group),
+    const qjit__lua_arg args[13] = {QJIT__ARG_STR(req->scheme),   QJIT__ARG_INT(req->group),
                                     QJIT__ARG_INT(req->N),        QJIT__ARG_INT(req->K),
                                     QJIT__ARG_STR(req->arch),     QJIT__ARG_INT(req->sms),
                                     QJIT__ARG_STR(req->variant ? req->variant : ""),
                                     QJIT__ARG_INT(req->rblock_n), QJIT__ARG_INT(req->rblock_k),
                                     QJIT__ARG_INT(req->rblocks),
                                     QJIT__ARG_STR(req->dtype ? req->dtype : "f16"),
-                                    QJIT__ARG_INT(req->bias)};
-    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 12, read_plan, out, NULL);
+                                    QJIT__ARG_INT(req->bias),
+                                    QJIT__ARG_STR(req->picks ? req->picks : "")};
+    return qjit__lua_invoke(L, "dispatch.lua", "plan", args, 13, read_plan, out, NULL);
 }
 
 static void kernel_plan_release(qjit_context *ctx, qjit__kernel_plan *k)

@@ -123,6 +123,8 @@ typedef struct qjit__plan_request {
     int64_t rblocks;             /* ... and how many are kept */
     const char *dtype;           /* the tokens' and outputs' floats: "f16" (NULL too) or "bf16" */
     int bias;                    /* 1: the layer has a bias (its GEMMs add it in the epilogue) */
+    const char *picks;           /* buckets chosen by measurement, "MAX_M KEY" lines (dispatch.lua's
+                                    D.plan), or NULL: the table's */
 } qjit__plan_request;
 
 /* Asks dispatch.lua for the layer's plan. The caller holds ctx->lock and

@@ -364,7 +364,7 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
         return st;
     const qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
                                     v->residual.block_n, v->residual.block_k, v->residual.blocks,
-                                    dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16", bias};
+                                    dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16", bias, NULL};
     if ((st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)

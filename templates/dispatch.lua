@@ -580,6 +580,29 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res,
   return b
 end
 
+-- Picked buckets (D.plan's picks): lines "MAX_M KEY", at most
+-- MAX_BUCKETS, MAX_M increasing, the last 0.
+D.MAX_BUCKETS = 8    -- codegen/plan.h QJIT__PLAN_BUCKETS
+local function parse_picks(text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do
+    local m, key = line:match("^%s*(%d+)%s+(%S+)%s*$")
+    if not m then refuse("plan: picked bucket '" .. line .. "' is not 'MAX_M KEY'") end
+    m = math.tointeger(tonumber(m))
+    local prev = out[#out]
+    if prev and (prev.max_m == 0 or m ~= 0 and m <= prev.max_m) then
+      refuse("plan: picked buckets must have increasing MAX_M and end with 0 (any larger M); got "
+             .. prev.max_m .. " then " .. m)
+    end
+    out[#out + 1] = { max_m = m, key = key }
+  end
+  if #out == 0 or #out > D.MAX_BUCKETS then
+    refuse("plan: " .. #out .. " picked buckets; 1 to " .. D.MAX_BUCKETS .. " may be given")
+  end
+  if out[#out].max_m ~= 0 then refuse("plan: the last picked bucket must have MAX_M 0 (any larger M)") end
+  return out
+end
+
 -- The layer's plan, for the runtime (runtime/linear.c reads it field by
 -- field): the packed sections the weights must hold, and per M bucket (the
 -- first whose max_m >= M; 0 = unbounded) its kernels, workspace and tensor
@@ -588,7 +611,10 @@ end
 -- their defaults), for tuning and benchmarks; "" for none. dtype: the
 -- tokens' and outputs' floats, "f16" (nil too) or "bf16" (key field dtype).
 -- bias: 1 if the layer has a bias (its GEMMs take key field bias=1).
-function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtype, bias)
+-- picks: the buckets chosen by measurement instead of the table (a tuning
+-- record), one line per bucket, "MAX_M KEY", MAX_M increasing and the last
+-- 0 (any larger M); each key a GEMM variant for this layer. "" for none.
+function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtype, bias, picks)
   if math.type(group) ~= "integer" or math.type(N) ~= "integer" or math.type(K) ~= "integer" then
     fail("INVALID_ARGUMENT", "plan: group, N and K must be integers")
   end
@@ -616,6 +642,14 @@ function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtyp
                             .. ((bias == 1 and not raw.bias) and "bias=1;" or "")
                             .. ((res and not raw.sparsity) and "sparsity=" .. res.budget .. ";" or "")
                             .. ((res and not raw.rblock) and "rblock=" .. res.rblock .. ";" or "") .. variant, arch)
+  end
+  if picks and picks ~= "" then
+    if forced then refuse("plan: a forced variant and picked buckets are exclusive") end
+    for i, pk in ipairs(parse_picks(picks)) do
+      out.buckets[i] = bucket_plan(V.canonicalize(pk.key, arch), pk.max_m, S, group, N, K, arch, sms, sections, res,
+                                   dtype, bias)
+    end
+    return out
   end
   for i, b in ipairs(buckets(S.layout(group))) do
     local key = forced or V.canonicalize(gemm_key(S.name, group, b, N, K, arch, sms, res) .. tail, arch)

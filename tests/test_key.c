@@ -2,6 +2,7 @@
  * counts, bad keys rejected with a useful message; generation basics. */
 #define _GNU_SOURCE
 #include "context.h"
+#include "generate.h"
 #include "harness.h"
 #include "lua_vm.h"
 #include "plan.h"
@@ -592,7 +593,7 @@ START_TEST(plans_agree_with_the_host)
             const qjit__scheme *host = qjit__scheme_get(sg[i].s);
             int64_t N = shapes[j][0], K = shapes[j][1];
             qjit__layer_plan plan;
-            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
+            const qjit__plan_request req = {host->name, sg[i].g, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -634,7 +635,7 @@ START_TEST(plans_agree_with_the_host)
                      * activation kernel with one scale, in place (w4a4's
                      * activation key but bits=8+4;inplace=1;scales=1). */
                     qjit__layer_plan p4;
-                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
+                    const qjit__plan_request r4 = {"w4a4", 0, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
                     pthread_mutex_lock(&ctx->lock);
                     ck_assert_int_eq(qjit__plan_layer(ctx, &r4, &p4), QJIT_OK);
                     pthread_mutex_unlock(&ctx->lock);
@@ -710,8 +711,8 @@ START_TEST(plans_agree_with_the_host)
         }
     /* A forced variant of another group or scheme is refused with the reason. */
     qjit__layer_plan plan;
-    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0, NULL, 0};
-    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0, NULL, 0};
+    const qjit__plan_request bad_group = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "g=64", 0, 0, 0, NULL, 0, NULL};
+    const qjit__plan_request bad_scheme = {"w4a8-qoq", 128, 4096, 4096, "sm_90a", 132, "scheme=w4a8-is", 0, 0, 0, NULL, 0, NULL};
     pthread_mutex_lock(&ctx->lock);
     ck_assert_int_eq(qjit__plan_layer(ctx, &bad_group, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "g=128, the group of the weights"));
@@ -745,7 +746,7 @@ START_TEST(bias_keys_and_plans)
     static const int groups[] = {128, 0, 64, 0, 0, 0, 0};
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
         qjit__layer_plan plain, biased;
-        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, "bf16", 0};
+        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, "bf16", 0, NULL};
         pthread_mutex_lock(&ctx->lock);
         ck_assert_int_eq(qjit__plan_layer(ctx, &req, &plain), QJIT_OK);
         req.bias = 1;
@@ -776,7 +777,7 @@ START_TEST(bias_keys_and_plans)
     }
     /* A sparse layer too (its kernels have the most slots). */
     qjit__layer_plan plan;
-    qjit__plan_request sparse = {"w4a8-lqq", 128, 8192, 8192, "sm_90a", 132, NULL, 64, 64, 8192 / 64 * 128 / 10, NULL, 1};
+    qjit__plan_request sparse = {"w4a8-lqq", 128, 8192, 8192, "sm_90a", 132, NULL, 64, 64, 8192 / 64 * 128 / 10, NULL, 1, NULL};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &sparse, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -786,9 +787,9 @@ START_TEST(bias_keys_and_plans)
     pthread_mutex_lock(&ctx->lock);
     qjit__plan_release(ctx, &plan);
     /* A forced variant must agree with the layer. */
-    const qjit__plan_request no = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "bias=1", 0, 0, 0, NULL, 0};
-    const qjit__plan_request yes = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "bias=0", 0, 0, 0, NULL, 1};
-    const qjit__plan_request given = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "tile=16x64x128", 0, 0, 0, NULL, 1};
+    const qjit__plan_request no = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "bias=1", 0, 0, 0, NULL, 0, NULL};
+    const qjit__plan_request yes = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "bias=0", 0, 0, 0, NULL, 1, NULL};
+    const qjit__plan_request given = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "tile=16x64x128", 0, 0, 0, NULL, 1, NULL};
     ck_assert_int_eq(qjit__plan_layer(ctx, &no, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "adds a bias; the layer has none"));
     qjit__plan_release(ctx, &plan);
@@ -808,6 +809,59 @@ END_TEST
  * default and unnamed (every FP16 key as before), bf16 named; a BF16
  * layer's plan names it in every kernel, a forced variant of the other
  * dtype is refused; the BF16 default set is the FP16 one's twins. */
+/* Buckets picked by measurement (a tuning record) replace the table's:
+ * their edges and keys as given, each checked against the layer like a
+ * forced variant; malformed picks are refused with the reason. */
+START_TEST(picked_buckets_replace_the_table)
+{
+    qjit_context *ctx = make_ctx();
+    static const char *const keys[] = {
+        "kernel=gemm;scheme=w4a8-lqq;g=128;pipe=decode;tile=8x16x64;warps=1x16;stages=4;split=1",
+        "kernel=gemm;scheme=w4a8-lqq;g=128;tile=64x128x128;warps=1x4;stages=3;split=2",
+        "kernel=gemm;scheme=w4a8-lqq;g=128;pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=1",
+    };
+    char picks[1024];
+    snprintf(picks, sizeof picks, "3 %s\n100 %s\n0 %s\n", keys[0], keys[1], keys[2]);
+    qjit__plan_request req = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, picks};
+    qjit__layer_plan plan;
+    pthread_mutex_lock(&ctx->lock);
+    qjit_status st = qjit__plan_layer(ctx, &req, &plan);
+    ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
+    ck_assert_int_eq(plan.nbuckets, 3);
+    static const int64_t edges[] = {3, 100, 0};
+    for (int b = 0; b < 3; b++) {
+        char *canon = NULL;
+        ck_assert_int_eq(qjit__canonicalize_locked(ctx, keys[b], "sm_90a", &canon, NULL), QJIT_OK);
+        ck_assert_int_eq(plan.buckets[b].max_m, edges[b]);
+        ck_assert_str_eq(plan.buckets[b].gemm.key, canon);
+        ck_assert_ptr_nonnull(strstr(plan.buckets[b].gemm_acc.key, "epi=i32"));
+        qjit__strfree(ctx, canon);
+    }
+    qjit__plan_release(ctx, &plan);
+    /* Malformed, out of order, unbounded, of another scheme, beside a forced variant. */
+    char bad[6][1024];
+    snprintf(bad[0], sizeof bad[0], "three %s\n0 %s", keys[0], keys[2]);
+    snprintf(bad[1], sizeof bad[1], "100 %s\n3 %s\n0 %s", keys[1], keys[0], keys[2]);
+    snprintf(bad[2], sizeof bad[2], "3 %s\n100 %s", keys[0], keys[1]);
+    snprintf(bad[3], sizeof bad[3], "0 kernel=gemm;scheme=w4a8-qoq;g=128;tile=64x128x128;warps=1x4;stages=3");
+    snprintf(bad[4], sizeof bad[4], "0 %s", keys[1]);
+    snprintf(bad[5], sizeof bad[5], "1 %s\n2 %s\n3 %s\n4 %s\n5 %s\n6 %s\n7 %s\n8 %s\n0 %s", keys[0], keys[0],
+             keys[0], keys[0], keys[0], keys[0], keys[0], keys[0], keys[1]);
+    static const char *const words[] = {"is not 'MAX_M KEY'", "increasing MAX_M", "MAX_M 0", "scheme",
+                                        "exclusive", "1 to 8"};
+    for (int i = 0; i < 6; i++) {
+        req.picks = bad[i];
+        req.variant = i == 4 ? "stages=3" : NULL;
+        st = qjit__plan_layer(ctx, &req, &plan);
+        ck_assert_msg(st != QJIT_OK, "picks %d accepted", i);
+        ck_assert_msg(strstr(qjit_last_error(ctx), words[i]) != NULL, "picks %d: %s", i, qjit_last_error(ctx));
+        qjit__plan_release(ctx, &plan);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(bf16_keys_and_plans)
 {
     qjit_context *ctx = make_ctx();
@@ -827,7 +881,7 @@ START_TEST(bf16_keys_and_plans)
     static const int groups[] = {128, 0, 64, 0, 0, 0, 0};
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
         qjit__layer_plan f16, bf16;
-        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
+        qjit__plan_request req = {schemes[i], groups[i], 4096, 11008, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
         pthread_mutex_lock(&ctx->lock);
         ck_assert_int_eq(qjit__plan_layer(ctx, &req, &f16), QJIT_OK);
         req.dtype = "bf16";
@@ -854,8 +908,8 @@ START_TEST(bf16_keys_and_plans)
         pthread_mutex_unlock(&ctx->lock);
     }
     qjit__layer_plan plan;
-    const qjit__plan_request forced = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "dtype=bf16", 0, 0, 0, "f16", 0};
-    const qjit__plan_request bad = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 0, 0, 0, "f32", 0};
+    const qjit__plan_request forced = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "dtype=bf16", 0, 0, 0, "f16", 0, NULL};
+    const qjit__plan_request bad = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 0, 0, 0, "f32", 0, NULL};
     pthread_mutex_lock(&ctx->lock);
     ck_assert_int_eq(qjit__plan_layer(ctx, &forced, &plan), QJIT_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "the layer's are f16"));
@@ -996,7 +1050,7 @@ START_TEST(sparse_layer_plans)
     const int64_t N = 4096, K = 4096;     /* 64 x 64 blocks of 64 x 64 */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         qjit__layer_plan plan;
-        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks, NULL, 0};
+        const qjit__plan_request req = {"w4a8-lqq", 128, N, K, "sm_90a", 132, NULL, 64, 64, cases[c].blocks, NULL, 0, NULL};
         pthread_mutex_lock(&ctx->lock);
         qjit_status st = qjit__plan_layer(ctx, &req, &plan);
         pthread_mutex_unlock(&ctx->lock);
@@ -1042,9 +1096,9 @@ START_TEST(sparse_layer_plans)
     int fewer = 0, total = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
-        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
+        const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
         const qjit__plan_request sr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 64, 64,
-                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10, NULL, 0};
+                                       shapes[i][0] / 64 * (shapes[i][1] / 64) / 10, NULL, 0, NULL};
         pthread_mutex_lock(&ctx->lock);
         ck_assert_int_eq(qjit__plan_layer(ctx, &dr, &dense), QJIT_OK);
         ck_assert_int_eq(qjit__plan_layer(ctx, &sr, &sparse), QJIT_OK);
@@ -1102,7 +1156,7 @@ START_TEST(sparse_layer_plans)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             qjit__layer_plan plan;
             const qjit__plan_request req = {"w4a8-qoq", 64, shapes[i][0], shapes[i][1], archs[a], 108, NULL, 32, 128,
-                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20, NULL, 0};
+                                            shapes[i][0] / 32 * (shapes[i][1] / 128) / 20, NULL, 0, NULL};
             pthread_mutex_lock(&ctx->lock);
             qjit_status st = qjit__plan_layer(ctx, &req, &plan);
             pthread_mutex_unlock(&ctx->lock);
@@ -1113,11 +1167,11 @@ START_TEST(sparse_layer_plans)
             qjit__plan_release(ctx, &plan);
         }
     static const struct { qjit__plan_request req; const char *words; } bad[] = {
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0, NULL, 0}, "the weights carry no residual"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10, NULL, 0}, "rblock=64x64, the residual"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097, NULL, 0}, "does not fit"},
-        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1, NULL, 0}, "does not fit"},
-        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10, NULL, 0}, "takes no sparse residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "sparsity=0.1", 0, 0, 0, NULL, 0, NULL}, "the weights carry no residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, "rblock=32x64", 64, 64, 10, NULL, 0, NULL}, "rblock=64x64, the residual"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 4097, NULL, 0, NULL}, "does not fit"},
+        {{"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132, NULL, 48, 64, 1, NULL, 0, NULL}, "does not fit"},
+        {{"w4a8-is", 128, 4096, 4096, "sm_90a", 132, NULL, 64, 64, 10, NULL, 0, NULL}, "takes no sparse residual"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         qjit__layer_plan plan;
@@ -1197,7 +1251,7 @@ END_TEST
 static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
 {
     qjit__layer_plan plan;
-    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
+    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -1314,7 +1368,7 @@ START_TEST(int4_mma_keys_and_plans)
                 const int int4 = scheme < 2, int4_target = strcmp(archs[ai], "sm_90a") != 0;
                 static const char *const names[] = {"w4a4", "w4ax", "w4a8-lqq"};
                 qjit__layer_plan plan;
-                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0, NULL, 0};
+                const qjit__plan_request req = {names[scheme], int4 ? 0 : 64, N, K, archs[ai], 132, NULL, 0, 0, 0, NULL, 0, NULL};
                 pthread_mutex_lock(&ctx->lock);
                 qjit_status st = qjit__plan_layer(ctx, &req, &plan);
                 pthread_mutex_unlock(&ctx->lock);
@@ -1374,6 +1428,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, int4_mma_keys_and_plans);
     tcase_add_test(tc, bf16_keys_and_plans);
     tcase_add_test(tc, bias_keys_and_plans);
+    tcase_add_test(tc, picked_buckets_replace_the_table);
     qt_add(s, tc, 0);
     return s;
 }

@@ -2458,7 +2458,7 @@ START_TEST(sections_match_templates)
         size_t bytes;
         uint8_t *buf = pack_weights(all[i].scheme, all[i].group, W, QJIT_DTYPE_F32, N, K, NULL, &bytes);
         qjit__layer_plan plan;
-        const qjit__plan_request req = {sname(all[i].scheme), all[i].group, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0};
+        const qjit__plan_request req = {sname(all[i].scheme), all[i].group, N, K, "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
         pthread_mutex_lock(&ctx->lock);
         qjit_status st = qjit__plan_layer(ctx, &req, &plan);
         pthread_mutex_unlock(&ctx->lock);
