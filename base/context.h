@@ -30,6 +30,7 @@ struct qjit_context {
     char *cache_dir;
     uint64_t cache_max_bytes;    /* QJIT_CACHE_MAX_MB, read at creation; 0: no bound */
     char *template_path;         /* user folders, ':'-separated, then builtin */
+    char templates_hash[65];     /* of the template tree, for tuning records; "" until first needed */
 
     pthread_mutex_t lock;        /* Lua VM, driver init, module table */
     qjit__driver driver;         /* loaded on first need */

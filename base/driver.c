@@ -72,6 +72,7 @@ qjit_status qjit__driver_init(qjit_context *ctx, qjit__driver *d, int ordinal)
     d->DeviceGetAttribute(&d->smem_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, d->device);
     d->DeviceGetAttribute(&d->smem_reserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, d->device);
     d->DeviceGetName(d->name, (int)sizeof d->name, d->device);
+    d->DriverGetVersion(&d->version);
     if ((r = d->DevicePrimaryCtxRetain(&d->context, d->device)) != CUDA_SUCCESS)
         return qjit__cuda_error(ctx, d, r, "cuDevicePrimaryCtxRetain");
     d->loaded = 1;

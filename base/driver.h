@@ -12,6 +12,7 @@
 #define QJIT__DRIVER_MAP(X)                                                                     \
     X(Init, "cuInit", (unsigned int))                                                          \
     X(DeviceGetCount, "cuDeviceGetCount", (int *))                                             \
+    X(DriverGetVersion, "cuDriverGetVersion", (int *))                                         \
     X(DeviceGet, "cuDeviceGet", (CUdevice *, int))                                             \
     X(DeviceGetName, "cuDeviceGetName", (char *, int, CUdevice))                               \
     X(DeviceGetAttribute, "cuDeviceGetAttribute", (int *, CUdevice_attribute, CUdevice))       \
@@ -69,6 +70,7 @@ typedef struct qjit__driver {
     size_t max_smem_optin;       /* shared memory a block may opt into */
     int smem_per_sm;             /* shared memory of one multiprocessor */
     int smem_reserved;           /* of it, what the system keeps per resident block */
+    int version;                 /* cuDriverGetVersion (13000: CUDA 13.0) */
     char name[128];
 #define QJIT__DRIVER_MEMBER(member, symbol, params) CUresult (*member) params;
     QJIT__DRIVER_MAP(QJIT__DRIVER_MEMBER)

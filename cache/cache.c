@@ -1088,6 +1088,9 @@ static qjit_status check_listed(qjit_context *ctx, int dfd, const dir_item *item
     /* Cut the lines apart only now: the name check needs the whole key. */
     info->variant = key_line(e->key, "variant ");
     info->arch = key_line(e->key, "arch ");
+    /* A tuning record (codegen/record.h): its layer, kind "record". */
+    if (!info->variant[0] && (info->variant = key_line(e->key, "record "))[0])
+        info->arch = "record";
     return QJIT_OK;
 }
 

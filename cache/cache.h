@@ -75,7 +75,9 @@ void qjit__cache_unlock(int fd);
 
 /* Visits every `.qjb` entry: verifies it and reports name, key (the line of the
  * key text starting "variant "), arch (line "arch "), size, validity and the
- * problem. Entries that fail verification are reported, not removed. */
+ * problem; a tuning record (a key line "record ", no "variant "): that line
+ * as the key and "record" as the arch. Entries that fail verification are
+ * reported, not removed. */
 typedef struct qjit__cache_visit_info {
     const char *name;
     const char *variant;         /* may be "" if unreadable */

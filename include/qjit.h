@@ -228,8 +228,8 @@ QJIT_API qjit_status qjit_default_variants_dtype(qjit_context *ctx, const char *
  *------------------------------------------------------------------------*/
 typedef struct qjit_cache_entry_info {
     const char *name;            /* entry file name */
-    const char *key;             /* canonical variant key */
-    const char *arch;
+    const char *key;             /* canonical variant key; a tuning record: its layer ("scheme=...;N=...;K=...") */
+    const char *arch;            /* the binary's target; a tuning record: "record" */
     uint64_t bytes;
     int valid;                   /* checksum and key verified */
     const char *problem;         /* why not valid, or NULL */

@@ -13,6 +13,7 @@
 #include "module.h"
 #include "packed.h"
 #include "plan.h"
+#include "record.h"
 #include "residual.h"
 
 #include <limits.h>
@@ -352,6 +353,23 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
     return QJIT_OK;
 }
 
+/* The picks of the tuning record for the layer of req on this device, or
+ * NULL (none, or one that cannot be read: logged). Caller holds ctx->lock. */
+static char *record_picks(qjit_context *ctx, const qjit__plan_request *req)
+{
+    const qjit__record_layer layer = {req->scheme, req->group, req->N, req->K, req->dtype, req->bias,
+                                      req->rblock_n, req->rblock_k, req->rblocks};
+    qjit__record_device dev;
+    char *picks = NULL;
+    qjit_status st = qjit__record_device_now(ctx, &dev);
+    if (!st)
+        st = qjit__record_load(ctx, ctx->cache_dir, &layer, &dev, &picks);
+    if (st && st != QJIT_NOT_FOUND)
+        qjit__log(ctx, "tuning record of %s g=%d %lldx%lld not used: %s", req->scheme, req->group,
+                  (long long)req->N, (long long)req->K, qjit_last_error(ctx));
+    return st ? NULL : picks;
+}
+
 /* Asks for the plan (codegen), checks it against the buffer. Caller holds
  * ctx->lock. */
 static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, const char *variant, qjit_dtype dtype,
@@ -362,10 +380,24 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
     qjit_status st = qjit__context_arch_locked(ctx, arch);
     if (st)
         return st;
-    const qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
-                                    v->residual.block_n, v->residual.block_k, v->residual.blocks,
-                                    dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16", bias, NULL};
-    if ((st = qjit__plan_layer(ctx, &req, &lin->plan)))
+    qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
+                              v->residual.block_n, v->residual.block_k, v->residual.blocks,
+                              dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16", bias, NULL};
+    /* A tuning record for this layer on this device takes the table's place
+     * unless a variant is forced; one that cannot be read or planned is
+     * logged and the table used. */
+    char *picks = (variant && variant[0]) ? NULL : record_picks(ctx, &req);
+    if (picks) {
+        req.picks = picks;
+        if ((st = qjit__plan_layer(ctx, &req, &lin->plan))) {
+            qjit__log(ctx, "tuning record of %s g=%d %lldx%lld not used: %s", req.scheme, req.group,
+                      (long long)req.N, (long long)req.K, qjit_last_error(ctx));
+            qjit__plan_release(ctx, &lin->plan);
+            req.picks = NULL;
+        }
+        qjit__strfree(ctx, picks);
+    }
+    if (!req.picks && (st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)
         lin->buckets[i].plan = &lin->plan.buckets[i];

@@ -12,6 +12,7 @@
 #include "context.h"
 #include "core.h"
 #include "hash.h"
+#include "record.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1469,6 +1470,222 @@ START_TEST(allocation_failures_are_reported_and_leak_nothing)
 }
 END_TEST
 
+/*------------------------------------------------------------------------
+ * Tuning records (codegen/record.h)
+ *------------------------------------------------------------------------*/
+
+static void write_text_file(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    join(path, dir, name);
+    write_file(path, text, strlen(text), 0600);
+}
+
+static qjit__record_device some_device(qjit_context *c)
+{
+    qjit__record_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.gpu, sizeof d.gpu, "NVIDIA H100 80GB HBM3");
+    d.sms = 132;
+    d.cc_major = 9;
+    d.driver = 13000;
+    snprintf(d.qjit, sizeof d.qjit, "%s", QJIT_VERSION_STRING);
+    ck_assert_int_eq(qjit__templates_hash(c, d.templates), QJIT_OK);
+    return d;
+}
+
+static int note_record(void *ud, const qjit__cache_visit_info *info)
+{
+    snprintf(ud, 512, "%s %s", info->arch, info->variant);
+    return 0;
+}
+
+static const char PICKS[] = "8 kernel=gemm;scheme=w4a8-lqq;g=128;pipe=decode;tile=8x16x64;warps=1x16;stages=4\n"
+                            "0 kernel=gemm;scheme=w4a8-lqq;g=128;tile=64x128x128;warps=1x4;stages=3\n";
+
+/* A record is found only for its own layer on its own device, driver, qjit
+ * and templates; a damaged one is reported, never returned. */
+START_TEST(records_are_keyed_by_layer_and_device)
+{
+    char *tmp = qt_tempdir("records");
+    char dir[4096], tpl[4096];
+    join(dir, tmp, "cache");
+    join(tpl, tmp, "templates");
+    ck_assert_int_eq(mkdir(tpl, 0700), 0);
+    write_text_file(tpl, "dispatch.lua", "return {}\n");
+    qjit_context *c = ctx_new();
+    c->template_path = tpl;
+    const qjit__record_device dev = some_device(c);
+    const qjit__record_layer layer = {"w4a8-lqq", 128, 4096, 11008, "f16", 0, 0, 0, 0};
+    char *picks = NULL;
+    ck_assert_int_eq(qjit__record_load(c, dir, &layer, &dev, &picks), QJIT_NOT_FOUND);
+    ck_assert_int_eq(qjit__record_store(c, dir, &layer, &dev, PICKS, "us.8=11.5\nus.0=30.2\n"), QJIT_OK);
+    ck_assert_int_eq(qjit__record_load(c, dir, &layer, &dev, &picks), QJIT_OK);
+    ck_assert_str_eq(picks, PICKS);
+    qjit__strfree(c, picks);
+    /* Any other device fact or layer field: another record, not found. */
+    for (int i = 0; i < 13; i++) {
+        qjit__record_device d = dev;
+        qjit__record_layer l = layer;
+        switch (i) {
+        case 0: snprintf(d.gpu, sizeof d.gpu, "NVIDIA H200"); break;
+        case 1: d.sms = 114; break;
+        case 2: d.cc_minor = 1; break;
+        case 3: d.driver = 12080; break;
+        case 4: snprintf(d.qjit, sizeof d.qjit, "9.9.9"); break;
+        case 5: d.templates[0] = d.templates[0] == '0' ? '1' : '0'; break;
+        case 6: l.scheme = "w4a8-qoq"; break;
+        case 7: l.group = 64; break;
+        case 8: l.N = 4097; break;
+        case 9: l.K = 4096; break;
+        case 10: l.dtype = "bf16"; break;
+        case 11: l.bias = 1; break;
+        default: l.rblock_n = l.rblock_k = 64; l.rblocks = 100; break;
+        }
+        ck_assert_msg(qjit__record_load(c, dir, &l, &d, &picks) == QJIT_NOT_FOUND, "case %d found", i);
+        ck_assert_ptr_null(picks);
+    }
+    /* Stored again: replaced. No picks: refused, the record unchanged. */
+    ck_assert_int_eq(qjit__record_store(c, dir, &layer, &dev, "0 kernel=gemm;scheme=w4a8-lqq;g=128\n", NULL), QJIT_OK);
+    ck_assert_int_eq(qjit__record_store(c, dir, &layer, &dev, "", NULL), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit__record_load(c, dir, &layer, &dev, &picks), QJIT_OK);
+    ck_assert_str_eq(picks, "0 kernel=gemm;scheme=w4a8-lqq;g=128\n");
+    qjit__strfree(c, picks);
+    /* Listed as a record of its layer. */
+    size_t bad = 0;
+    char listed[512] = "";
+    ck_assert_int_eq(qjit__cache_list(c, dir, note_record, listed, &bad), QJIT_OK);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_str_eq(listed, "record scheme=w4a8-lqq;g=128;N=4096;K=11008;dtype=f16;bias=0;rblock=0x0;rblocks=0");
+    /* One byte of the payload flipped: corrupt, the file named. */
+    char *key = qjit__record_key(c, &layer, &dev), name[80], path[4096];
+    qjit__cache_entry_name(key, name);
+    qjit__strfree(c, key);
+    join(path, dir, name);
+    size_t n = 0;
+    uint8_t *bytes = read_file(path, &n);
+    bytes[n - 3] ^= 0x20;
+    write_file(path, bytes, n, 0600);
+    free(bytes);
+    ck_assert_int_eq(qjit__record_load(c, dir, &layer, &dev, &picks), QJIT_CACHE_CORRUPT);
+    ck_assert_ptr_null(picks);
+    assert_contains(msg(c), name);
+    ctx_free(c);
+    qt_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* The template tree's hash changes with any file's bytes, an added file or
+ * another folder in the path; not with hidden files. */
+START_TEST(templates_hash_follows_every_file)
+{
+    char *tmp = qt_tempdir("records");
+    char a[4096], b[4096], lib[4096], both[8200];
+    join(a, tmp, "a");
+    join(b, tmp, "b");
+    join(lib, a, "lib");
+    ck_assert_int_eq(mkdir(a, 0700), 0);
+    ck_assert_int_eq(mkdir(b, 0700), 0);
+    ck_assert_int_eq(mkdir(lib, 0700), 0);
+    write_text_file(a, "dispatch.lua", "return {}\n");
+    write_text_file(lib, "gemm.lua", "return 1\n");
+    qjit_context *c = ctx_new();
+    c->template_path = a;
+    char h0[65], h[65];
+    ck_assert_int_eq(qjit__templates_hash(c, h0), QJIT_OK);
+    ck_assert_int_eq((int)strlen(h0), 64);
+    ck_assert_int_eq(qjit__templates_hash(c, h), QJIT_OK);
+    ck_assert_str_eq(h, h0);
+    write_text_file(lib, "gemm.lua", "return 2\n");
+    ck_assert_int_eq(qjit__templates_hash(c, h), QJIT_OK);
+    ck_assert_str_ne(h, h0);
+    write_text_file(lib, "gemm.lua", "return 1\n");
+    write_text_file(lib, ".gemm.lua.swp", "editor\n");
+    ck_assert_int_eq(qjit__templates_hash(c, h), QJIT_OK);
+    ck_assert_str_eq(h, h0);
+    write_text_file(lib, "extra.cu", "\n");
+    ck_assert_int_eq(qjit__templates_hash(c, h), QJIT_OK);
+    ck_assert_str_ne(h, h0);
+    char h1[65];
+    memcpy(h1, h, sizeof h1);
+    snprintf(both, sizeof both, "%s:%s", b, a);
+    c->template_path = both;
+    ck_assert_int_eq(qjit__templates_hash(c, h), QJIT_OK);
+    ck_assert_str_ne(h, h1);
+    ctx_free(c);
+    qt_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* Processes storing records at once (the same layers from several of them,
+ * each with that layer's picks): every record loads whole afterwards. */
+#define RECORD_WRITERS 6
+#define RECORD_LAYERS 24
+static char *layer_picks(int i)
+{
+    char *p = malloc(256);
+    snprintf(p, 256, "%d kernel=gemm;scheme=w4a8-lqq;g=128;stages=%d\n0 kernel=gemm;scheme=w4a8-lqq;g=128\n",
+             8 * (i + 1), 2 + i % 6);
+    return p;
+}
+
+START_TEST(concurrent_record_writers)
+{
+    char *tmp = qt_tempdir("records");
+    char dir[4096], tpl[4096];
+    join(dir, tmp, "shared/cache");
+    join(tpl, tmp, "templates");
+    ck_assert_int_eq(mkdir(tpl, 0700), 0);
+    write_text_file(tpl, "dispatch.lua", "return {}\n");
+    qjit_context *c = ctx_new();
+    c->template_path = tpl;
+    const qjit__record_device dev = some_device(c);
+    int gate[2];
+    ck_assert_int_eq(pipe(gate), 0);
+    pid_t pids[RECORD_WRITERS];
+    for (int w = 0; w < RECORD_WRITERS; w++) {
+        pids[w] = fork();
+        ck_assert_int_ge(pids[w], 0);
+        if (pids[w] == 0) {
+            close(gate[1]);
+            char go;
+            if (read(gate[0], &go, 1) < 0)
+                _exit(3);
+            int bad = 0;
+            for (int round = 0; round < 5; round++)
+                for (int i = w % 3; i < RECORD_LAYERS; i += 2) {
+                    const qjit__record_layer l = {"w4a8-lqq", 128, 4096 + 64 * i, 4096, "f16", 0, 0, 0, 0};
+                    char *p = layer_picks(i);
+                    bad |= qjit__record_store(NULL, dir, &l, &dev, p, NULL) != QJIT_OK;
+                    free(p);
+                }
+            _exit(bad);
+        }
+    }
+    close(gate[0]);
+    close(gate[1]);
+    for (int w = 0; w < RECORD_WRITERS; w++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(pids[w], &status, 0), pids[w]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", w);
+    }
+    for (int i = 0; i < RECORD_LAYERS; i++) {
+        const qjit__record_layer l = {"w4a8-lqq", 128, 4096 + 64 * i, 4096, "f16", 0, 0, 0, 0};
+        char *picks = NULL, *want = layer_picks(i);
+        ck_assert_int_eq(qjit__record_load(c, dir, &l, &dev, &picks), QJIT_OK);
+        ck_assert_str_eq(picks, want);
+        qjit__strfree(c, picks);
+        free(want);
+    }
+    ck_assert_int_eq(count_temp_files(dir), 0);
+    ctx_free(c);
+    qt_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -1518,6 +1735,13 @@ Suite *qjit_test_suite(void)
     tcase_add_test(stress, concurrent_writers);
     tcase_set_timeout(stress, 300);
     qt_add(s, stress, 0);
+
+    TCase *records = tcase_create("records");
+    tcase_add_test(records, records_are_keyed_by_layer_and_device);
+    tcase_add_test(records, templates_hash_follows_every_file);
+    tcase_add_test(records, concurrent_record_writers);
+    tcase_set_timeout(records, 120);
+    qt_add(s, records, 0);
 
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, allocation_failures_are_reported_and_leak_nothing);

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "fp16.h"
 #include "module.h"
+#include "record.h"
 #include "qjit.h"
 
 #include <math.h>
@@ -1254,6 +1255,64 @@ START_TEST(forced_variant)
 }
 END_TEST
 
+/* A tuning record in the layer's cache takes the table's place: its bucket
+ * edges and variants run, bit-exact; a damaged record or one whose variant
+ * does not fit the layer is logged and the table used. */
+START_TEST(tuning_record_takes_the_table_place)
+{
+    fixture f;
+    setup(&f, 512, 1024, 128, 41);
+    char *tmp = qt_tempdir("record");
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.template_path = "";
+    o.cache_dir = tmp;
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    const qjit__record_layer layer = {"w4a8-lqq", 128, 512, 1024, "f16", 0, 0, 0, 0};
+    qjit__record_device dev;
+    pthread_mutex_lock(&ctx->lock);
+    ck_assert_int_eq(qjit__record_device_now(ctx, &dev), QJIT_OK);
+    ck_assert_int_eq(qjit__record_store(ctx, tmp, &layer, &dev,
+                                        "6 kernel=gemm;scheme=w4a8-lqq;g=128;tile=16x64x128;warps=1x4;stages=4;split=2\n"
+                                        "0 kernel=gemm;scheme=w4a8-lqq;g=128;tile=32x128x128;warps=1x4;stages=3;split=3\n",
+                                        NULL), QJIT_OK);
+    pthread_mutex_unlock(&ctx->lock);
+    qjit_linear *lin = NULL, *dispatched = f.lin;
+    qjit_context *fctx = f.ctx;
+    ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
+    char key[512], table[512];
+    ck_assert_int_eq(qjit_linear_variant(lin, 6, key, sizeof key), QJIT_OK);
+    ck_assert_msg(strstr(key, "split=2;") && strstr(key, "tile=16x64x128"), "%s", key);
+    ck_assert_int_eq(qjit_linear_variant(lin, 7, key, sizeof key), QJIT_OK);
+    ck_assert_msg(strstr(key, "split=3;") && strstr(key, "tile=32x128x128"), "%s", key);
+    f.lin = lin;
+    f.ctx = ctx;
+    check_m(&f, 5, 51);
+    check_m(&f, 77, 52);
+    f.lin = dispatched;
+    f.ctx = fctx;
+    qjit_linear_destroy(lin);
+    /* A variant of another group: logged, the table used. */
+    pthread_mutex_lock(&ctx->lock);
+    ck_assert_int_eq(qjit__record_store(ctx, tmp, &layer, &dev,
+                                        "0 kernel=gemm;scheme=w4a8-lqq;g=64;tile=32x128x128;warps=1x4;stages=3\n",
+                                        NULL), QJIT_OK);
+    pthread_mutex_unlock(&ctx->lock);
+    ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
+    for (int64_t m = 1; m <= 300; m = m * 3 + 1) {
+        ck_assert_int_eq(qjit_linear_variant(lin, m, key, sizeof key), QJIT_OK);
+        ck_assert_int_eq(qjit_linear_variant(f.lin, m, table, sizeof table), QJIT_OK);
+        ck_assert_str_eq(key, table);
+    }
+    qjit_linear_destroy(lin);
+    qjit_context_destroy(ctx);
+    qt_rmtree(tmp);
+    free(tmp);
+    teardown(&f);
+}
+END_TEST
+
 /* actq=fused: one launch per forward, the GEMM quantizing its own tokens.
  * Every forced variant runs M = 1 (one quantizer), 13, 77 and 300 (more
  * rows than quantizer CTAs: each quantizes several) on a poisoned
@@ -1641,6 +1700,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, concurrent_forward_calls);
     tcase_add_test(misc, workspace_growth_under_capture);
     tcase_add_test(misc, forced_variant);
+    tcase_add_test(misc, tuning_record_takes_the_table_place);
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
