@@ -666,6 +666,77 @@ function D.plan_keys(scheme, group, N, K, arch, sms)
   return table.concat(keys, "\n")
 end
 
+-- Tuning candidates (issue 18: what `qjit tune` times) for the bucket of at
+-- most max_m tokens (0: any larger M) of a layer, one canonical GEMM key per
+-- line: the table's choice first; then every variant the layer's table
+-- names in any bucket (defaults and alts, their table conditions dropped)
+-- whose token tile suits the bucket (from a quarter of its tokens, at least
+-- 8, up to twice them), fitted as the table fits its own (split "auto"
+-- chosen for this bucket), and each at half and twice that split; only keys
+-- that plan for this layer (the pipes' own limits decide), no duplicates.
+D.MAX_CANDIDATES = 24
+-- (Numbers may come as text: the arguments of qjit__lua_call.)
+function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, rbk, rblocks)
+  local function int(v) return v and math.tointeger(tonumber(v)) end
+  group, N, K, sms, max_m, bias = int(group), int(N), int(K), int(sms), int(max_m), int(bias)
+  rbn, rbk, rblocks = int(rbn), int(rbk), int(rblocks)
+  if not (group and N and K and max_m) then refuse("candidates: group, N, K and max_m must be integers") end
+  if not sms or sms <= 0 then sms = 132 end
+  dtype = (dtype == nil or dtype == "") and "f16" or dtype
+  bias = (bias == 1) and 1 or 0
+  local S = SCHEMES.get(SCHEMES.normalize(scheme))
+  local why = S.check_group(group)
+  if why then refuse(why) end
+  local L = S.layout(group)
+  local sections = S.sections(N, K, group)
+  local res = residual_of(N, K, rbn, rbk, rblocks)
+  local archn = V.norm_arch(arch)
+  local tail = ";dtype=" .. dtype .. (bias == 1 and ";bias=1" or "")
+  local table_ = buckets(L)
+  local own
+  for _, b in ipairs(table_) do
+    if own == nil and (b.max_m == 0 or (max_m > 0 and max_m <= b.max_m)) then own = b end
+  end
+  local tokens = max_m > 0 and max_m or 4096
+  local out, seen = {}, {}
+  local function try(key)
+    if #out >= D.MAX_CANDIDATES then return end
+    local ok, canon = pcall(V.canonicalize, key .. tail, arch)
+    if not ok or seen[canon] then return end
+    seen[canon] = true
+    if pcall(bucket_plan, canon, max_m, S, group, N, K, arch, sms, sections, res, dtype, bias) then
+      out[#out + 1] = canon
+    end
+  end
+  local function with_split(key, split)
+    key = key:gsub("split=%d+", "split=" .. split)
+    return split == 2 and key or key:gsub(";reduce=cluster", "")
+  end
+  try(gemm_key(S.name, group, own, N, K, arch, sms, res))
+  local lo, hi = math.max(8, math.min(tokens, 128) // 4), math.max(16, 2 * tokens)
+  local families = {}
+  for _, b in ipairs(table_) do
+    families[#families + 1] = b
+    for _, a in ipairs(b.alts or {}) do families[#families + 1] = a end
+  end
+  for _, v in ipairs(families) do
+    local bm = tonumber(v.tile:match("^(%d+)x"))
+    if (not v.arch or v.arch == archn) and (not v.k_multiple or K % v.k_multiple == 0) and (not v.sparse or res)
+       and (not v.no_fold or not L.fold) and bm >= lo and bm <= hi then
+      local fam = { max_m = max_m, tile = v.tile, warps = v.warps, stages = v.stages, split = v.split,
+                    per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash }
+      local ok, key = pcall(gemm_key, S.name, group, fam, N, K, arch, sms, res)
+      if ok then
+        try(key)
+        local split = tonumber(key:match("split=(%d+)"))
+        if split > 1 then try(with_split(key, split // 2)) end
+        if split < D.MAX_SPLIT then try(with_split(key, split * 2)) end
+      end
+    end
+  end
+  return table.concat(out, "\n")
+end
+
 -- The Llama-2-7B and 70B linear layers (N x K) the default set covers.
 D.SHAPES = { {12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
              {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672} }

@@ -862,6 +862,74 @@ START_TEST(picked_buckets_replace_the_table)
 }
 END_TEST
 
+/* Tuning candidates (dispatch.lua's D.candidates) for every bucket of
+ * three default shapes: the table's choice first, at most MAX_CANDIDATES, no
+ * duplicates, more than one to time, and each a bucket a layer can be
+ * planned with (picked as that bucket's variant). */
+START_TEST(tuning_candidates_plan)
+{
+    qjit_context *ctx = make_ctx();
+    static const int64_t shapes[][2] = {{12288, 4096}, {4096, 11008}, {57344, 8192}};
+    static const struct { const char *scheme; int group; } sg[] = {{"w4a8-lqq", 128}, {"w4ax", 0}};
+    int total = 0, buckets = 0;
+    pthread_mutex_lock(&ctx->lock);
+    qjit__lua *L;
+    ck_assert_int_eq(qjit__context_lua(ctx, &L), QJIT_OK);
+    for (size_t s = 0; s < sizeof sg / sizeof sg[0]; s++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            char N[24], K[24], group[8];
+            snprintf(N, sizeof N, "%lld", (long long)shapes[i][0]);
+            snprintf(K, sizeof K, "%lld", (long long)shapes[i][1]);
+            snprintf(group, sizeof group, "%d", sg[s].group);
+            qjit__layer_plan table;
+            const qjit__plan_request req = {sg[s].scheme, sg[s].group, shapes[i][0], shapes[i][1], "sm_90a", 132,
+                                            NULL, 0, 0, 0, NULL, 0, NULL};
+            ck_assert_int_eq(qjit__plan_layer(ctx, &req, &table), QJIT_OK);
+            for (int b = 0; b < table.nbuckets; b++) {
+                char max_m[24];
+                snprintf(max_m, sizeof max_m, "%lld", (long long)table.buckets[b].max_m);
+                const char *args[] = {sg[s].scheme, group, N, K, "sm_90a", "132", max_m};
+                qjit__lua_result r;
+                qjit_status st = qjit__lua_call(L, "dispatch.lua", "candidates", 7, args, &r);
+                ck_assert_msg(st == QJIT_OK, "%s", qjit_last_error(ctx));
+                char *keys[64];
+                int n = 0;
+                for (char *save = NULL, *k = strtok_r(r.text, "\n", &save); k && n < 64; k = strtok_r(NULL, "\n", &save))
+                    keys[n++] = k;
+                ck_assert_msg(n >= 2 && n <= 24, "%s %sx%s M <= %s: %d candidates", sg[s].scheme, N, K, max_m, n);
+                ck_assert_str_eq(keys[0], table.buckets[b].gemm.key);
+                for (int a = 0; a < n; a++) {
+                    for (int c = 0; c < a; c++)
+                        ck_assert_str_ne(keys[a], keys[c]);
+                    /* Every one plans as the variant of this bucket (one
+                     * layer: D.candidates has planned each already). */
+                    if (s != 0 || i != 0)
+                        continue;
+                    char picks[1200];
+                    qjit__layer_plan plan;
+                    if (table.buckets[b].max_m)
+                        snprintf(picks, sizeof picks, "%s %s\n0 %s", max_m, keys[a],
+                                 table.buckets[table.nbuckets - 1].gemm.key);
+                    else
+                        snprintf(picks, sizeof picks, "0 %s", keys[a]);
+                    qjit__plan_request pr = req;
+                    pr.picks = picks;
+                    st = qjit__plan_layer(ctx, &pr, &plan);
+                    ck_assert_msg(st == QJIT_OK, "%s: %s", keys[a], qjit_last_error(ctx));
+                    qjit__plan_release(ctx, &plan);
+                }
+                total += n;
+                buckets++;
+                qjit__lua_result_release(L, &r);
+            }
+            qjit__plan_release(ctx, &table);
+        }
+    pthread_mutex_unlock(&ctx->lock);
+    printf("tuning candidates: %d over %d buckets\n", total, buckets);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(bf16_keys_and_plans)
 {
     qjit_context *ctx = make_ctx();
@@ -1430,5 +1498,10 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, bias_keys_and_plans);
     tcase_add_test(tc, picked_buckets_replace_the_table);
     qt_add(s, tc, 0);
+    /* Some hundred plans of dispatch.lua, several seconds under ASan. */
+    TCase *tuning = tcase_create("tuning");
+    tcase_add_test(tuning, tuning_candidates_plan);
+    tcase_set_timeout(tuning, 120);
+    qt_add(s, tuning, 0);
     return s;
 }
