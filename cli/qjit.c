@@ -195,27 +195,36 @@ static int print_entry(void *ud, const qjit_cache_entry_info *e)
 static int cmd_cache(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: qjit cache (ls | verify | clear) [--cache-dir DIR]\n"
-        "  ls      list entries (size, arch, variant), verifying each\n"
+        "usage: qjit cache (ls | verify | clear | export FILE | import FILE) [--cache-dir DIR]\n"
+        "  ls      list entries (size, arch or 'record', variant or layer), verifying each\n"
         "  verify  as ls; exits 1 if any entry is corrupt\n"
-        "  clear   remove every qjit entry (nothing else) from the folder\n";
+        "  clear   remove every qjit entry (nothing else) from the folder\n"
+        "  export  write the folder's tuning records into FILE, to ship to machines of the same GPU\n"
+        "  import  store the tuning records of FILE (an export) in the folder, each verified\n";
     if (wants_help(argc, argv) || argc < 2) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const char *cache_dir = NULL;
+    const char *verb = argv[1];
+    const int ships = !strcmp(verb, "export") || !strcmp(verb, "import");
+    if (strcmp(verb, "ls") && strcmp(verb, "verify") && strcmp(verb, "clear") && !ships) {
+        fprintf(stderr, "qjit cache: unknown action '%s'\n%s", verb, usage);
+        return 2;
+    }
+    const char *cache_dir = NULL, *file = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--cache-dir")) {
             if (!(cache_dir = option_value("cache", argc, argv, &i, usage)))
                 return 2;
+        } else if (ships && !file && argv[i][0] != '-') {
+            file = argv[i];
         } else {
             fprintf(stderr, "qjit cache: unexpected argument '%s'\n%s", argv[i], usage);
             return 2;
         }
     }
-    const char *verb = argv[1];
-    if (strcmp(verb, "ls") && strcmp(verb, "verify") && strcmp(verb, "clear")) {
-        fprintf(stderr, "qjit cache: unknown action '%s'\n%s", verb, usage);
+    if (ships && !file) {
+        fprintf(stderr, "qjit cache %s: needs a FILE\n%s", verb, usage);
         return 2;
     }
     qjit_context *ctx = cli_context(NULL, cache_dir);
@@ -223,7 +232,18 @@ static int cmd_cache(int argc, char **argv)
         return 1;
     int rc = 0;
     qjit_status st;
-    if (!strcmp(verb, "clear")) {
+    if (ships) {
+        size_t n = 0, bad = 0;
+        st = !strcmp(verb, "export") ? qjit_records_export(ctx, file, &n) : qjit_records_import(ctx, file, &n, &bad);
+        if (st)
+            rc = cli_fail(ctx, st, !strcmp(verb, "export") ? "cache export" : "cache import");
+        else if (!strcmp(verb, "export"))
+            printf("%zu tuning record(s) of %s written to %s\n", n, qjit_context_cache_dir(ctx), file);
+        else
+            printf("%zu tuning record(s) stored in %s, %zu damaged and skipped\n", n, qjit_context_cache_dir(ctx), bad);
+        if (bad)
+            rc = 1;
+    } else if (!strcmp(verb, "clear")) {
         size_t removed = 0;
         st = qjit_cache_clear(ctx, &removed);
         if (st)

@@ -8,10 +8,12 @@
 #include "lua_vm.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 qjit_status qjit__record_device_now(qjit_context *ctx, qjit__record_device *out)
 {
@@ -182,5 +184,192 @@ qjit_status qjit__record_load(qjit_context *ctx, const char *dir, const qjit__re
         st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
     }
     qjit__cache_entry_release(ctx, &e);
+    return st;
+}
+
+/*--- export and import -----------------------------------------------------*/
+
+/* An export: this line, then per record "record KEY META PAYLOAD SHA256\n"
+ * (byte counts, the hash over the three) and the three byte strings, then
+ * "end COUNT\n". */
+#define EXPORT_MAGIC "qjit tuning records 1\n"
+#define RECORD_MAGIC "qjit tuning record 1\n"
+#define EXPORT_MAX ((size_t)64 << 20)
+
+typedef struct collector {
+    qjit_context *ctx;
+    names ns;
+    int failed;
+} collector;
+
+static int collect_record(void *ud, const qjit__cache_visit_info *info)
+{
+    collector *c = ud;
+    if (info->valid && !strcmp(info->arch, "record") && !push_name(c->ctx, &c->ns, info->name))
+        c->failed = 1;
+    return c->failed;
+}
+
+static void record_hash(const char *key, size_t kn, const char *meta, size_t mn, const void *payload, size_t pn,
+                        char hex[65])
+{
+    qjit__sha256 sum;
+    uint8_t digest[32];
+    qjit__sha256_init(&sum);
+    qjit__sha256_update(&sum, key, kn);
+    qjit__sha256_update(&sum, meta, mn);
+    qjit__sha256_update(&sum, payload, pn);
+    qjit__sha256_final(&sum, digest);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+}
+
+qjit_status qjit_records_export(qjit_context *ctx, const char *path, size_t *count)
+{
+    if (count)
+        *count = 0;
+    if (!ctx || !path || !path[0])
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_records_export: NULL context or empty path");
+    qjit_status st = qjit__cache_open_dir(ctx, ctx->cache_dir);
+    if (st)
+        return st;
+    collector c = {ctx, {0}, 0};
+    if ((st = qjit__cache_list(ctx, ctx->cache_dir, collect_record, &c, NULL)) || c.failed) {
+        free_names(ctx, &c.ns);
+        return st ? st : qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    }
+    qsort(c.ns.v, c.ns.n, sizeof *c.ns.v, cmp_str);
+    char *tmp = qjit__printf(ctx, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = tmp ? fopen(tmp, "wb") : NULL;
+    if (!f) {
+        st = tmp ? qjit__error(ctx, QJIT_IO, "cannot write %s: %s", tmp, strerror(errno))
+                 : qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+        qjit__strfree(ctx, tmp);
+        free_names(ctx, &c.ns);
+        return st;
+    }
+    size_t n = 0;
+    fputs(EXPORT_MAGIC, f);
+    for (size_t i = 0; i < c.ns.n; i++) {
+        qjit__cache_entry e;
+        /* One that went bad since the listing is left out. */
+        if (qjit__cache_load(ctx, ctx->cache_dir, c.ns.v[i], NULL, &e) != QJIT_OK)
+            continue;
+        const size_t kn = strlen(e.key), mn = strlen(e.meta);
+        char hex[65];
+        record_hash(e.key, kn, e.meta, mn, e.payload, e.payload_bytes, hex);
+        fprintf(f, "record %zu %zu %zu %s\n", kn, mn, e.payload_bytes, hex);
+        fwrite(e.key, 1, kn, f);
+        fwrite(e.meta, 1, mn, f);
+        fwrite(e.payload, 1, e.payload_bytes, f);
+        qjit__cache_entry_release(ctx, &e);
+        n++;
+    }
+    fprintf(f, "end %zu\n", n);
+    free_names(ctx, &c.ns);
+    int bad = ferror(f) || fflush(f) || fsync(fileno(f));
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        st = qjit__error(ctx, QJIT_IO, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+    } else if (count) {
+        *count = n;
+    }
+    qjit__strfree(ctx, tmp);
+    return st;
+}
+
+/* Reads "record K M P HEX\n" or "end N\n" at text[*at]; 1: a record, 0: the
+ * end (its count in *k), -1: neither. */
+static int export_line(const char *text, size_t len, size_t *at, size_t *k, size_t *m, size_t *p, char hex[65])
+{
+    const char *line = text + *at, *nl = memchr(line, '\n', len - *at);
+    if (!nl || nl - line > 200)
+        return -1;
+    char buf[208];
+    memcpy(buf, line, (size_t)(nl - line));
+    buf[nl - line] = '\0';
+    int used = 0;
+    *at += (size_t)(nl - line) + 1;
+    if (sscanf(buf, "record %zu %zu %zu %64s%n", k, m, p, hex, &used) == 4 && !buf[used] && strlen(hex) == 64)
+        return 1;
+    if (sscanf(buf, "end %zu%n", k, &used) == 1 && !buf[used])
+        return 0;
+    return -1;
+}
+
+qjit_status qjit_records_import(qjit_context *ctx, const char *path, size_t *imported, size_t *bad)
+{
+    if (imported)
+        *imported = 0;
+    if (bad)
+        *bad = 0;
+    if (!ctx || !path || !path[0])
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_records_import: NULL context or empty path");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return qjit__error(ctx, errno == ENOENT ? QJIT_NOT_FOUND : QJIT_IO, "cannot read %s: %s", path,
+                           strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > EXPORT_MAX) {
+        fclose(f);
+        return qjit__error(ctx, QJIT_CACHE_CORRUPT, "%s: not a file of at most %zu MB (an export of tuning records)",
+                           path, EXPORT_MAX >> 20);
+    }
+    const size_t size = (size_t)sb.st_size;
+    char *text = qjit__alloc(ctx, size + 1);
+    size_t len = text ? fread(text, 1, size + 1, f) : 0;
+    int rerr = ferror(f);
+    fclose(f);
+    if (!text)
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    qjit_status st = QJIT_OK;
+    if (rerr || len != size)
+        st = qjit__error(ctx, QJIT_IO, "cannot read %s (it changed while read?)", path);
+    else if (len < strlen(EXPORT_MAGIC) || memcmp(text, EXPORT_MAGIC, strlen(EXPORT_MAGIC)))
+        st = qjit__error(ctx, QJIT_CACHE_CORRUPT, "%s is not an export of tuning records (qjit_records_export)", path);
+    /* The framing first, whole: a file cut or garbled there stores nothing. */
+    size_t at = strlen(EXPORT_MAGIC), records = 0, k = 0, m, p;
+    char hex[65];
+    int kind = 1;
+    while (!st && (kind = export_line(text, len, &at, &k, &m, &p, hex)) == 1) {
+        if (k > len - at || m > len - at - k || p > len - at - k - m)
+            kind = -1;
+        if (kind < 0)
+            break;
+        at += k + m + p;
+        records++;
+    }
+    if (!st && (kind != 0 || k != records || at != len))
+        st = qjit__error(ctx, QJIT_CACHE_CORRUPT, "%s: damaged export (its framing breaks %s)", path,
+                         kind != 0 ? "before its end line" : at != len ? "after its end line" : "at its count");
+    if (!st)
+        st = qjit__cache_open_dir(ctx, ctx->cache_dir);
+    /* Then each record: checked, stored. */
+    at = strlen(EXPORT_MAGIC);
+    for (size_t i = 0; !st && i < records; i++) {
+        export_line(text, len, &at, &k, &m, &p, hex);
+        const char *key = text + at, *meta = key + k, *payload = meta + m;
+        at += k + m + p;
+        char want[65];
+        record_hash(key, k, meta, m, payload, p, want);
+        char *ks = qjit__printf(ctx, "%.*s", (int)k, key), *ms = qjit__printf(ctx, "%.*s", (int)m, meta);
+        if (!ks || !ms) {
+            st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+        } else if (strcmp(want, hex) || strlen(ks) != k || strlen(ms) != m ||
+                   strncmp(ks, RECORD_MAGIC, strlen(RECORD_MAGIC)) || p == 0 || memchr(payload, '\0', p)) {
+            qjit__log(ctx, "%s: record %zu damaged or not a tuning record; skipped", path, i + 1);
+            if (bad)
+                (*bad)++;
+        } else {
+            char name[80];
+            qjit__cache_entry_name(ks, name);
+            if (!(st = qjit__cache_store(ctx, ctx->cache_dir, name, ks, ms, payload, p)) && imported)
+                (*imported)++;
+        }
+        qjit__strfree(ctx, ks);
+        qjit__strfree(ctx, ms);
+    }
+    qjit__free(ctx, text, size + 1);
     return st;
 }

@@ -243,6 +243,18 @@ QJIT_API qjit_status qjit_cache_list(qjit_context *ctx, qjit_cache_visit_fn visi
 /*! qjit_cache_clear() : removes every qjit entry of the cache folder (and
  *  nothing else). *removed may be NULL. */
 QJIT_API qjit_status qjit_cache_clear(qjit_context *ctx, size_t *removed);
+/*! qjit_records_export() : writes every valid tuning record of the cache
+ *  folder (the M buckets and variants measured best for a layer on a GPU,
+ *  for whichever GPU they were made) into one file at path, replaced
+ *  atomically, to ship to machines with the same GPU, driver and qjit.
+ *  *count may be NULL. */
+QJIT_API qjit_status qjit_records_export(qjit_context *ctx, const char *path, size_t *count);
+/*! qjit_records_import() : stores the records of an exported file in the
+ *  cache folder, each checked first (its checksum, and that it is a tuning
+ *  record, never a binary); damaged ones are skipped and counted in *bad.
+ *  A file that is not an export is refused with QJIT_CACHE_CORRUPT and
+ *  stores nothing. imported and bad may be NULL. */
+QJIT_API qjit_status qjit_records_import(qjit_context *ctx, const char *path, size_t *imported, size_t *bad);
 
 /*------------------------------------------------------------------------
  * Host quantization and CPU reference

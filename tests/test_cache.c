@@ -1619,6 +1619,77 @@ START_TEST(templates_hash_follows_every_file)
 }
 END_TEST
 
+/* Records shipped: an export holds every valid record of a folder (no
+ * binaries); an import stores them elsewhere, loadable; a damaged record is
+ * skipped and counted, a damaged or foreign file refused storing nothing. */
+START_TEST(records_export_and_import)
+{
+    char *tmp = qt_tempdir("records");
+    char a[4096], b[4096], c2[4096], tpl[4096], file[4096], name[80];
+    join(a, tmp, "a");
+    join(b, tmp, "b");
+    join(c2, tmp, "c");
+    join(tpl, tmp, "templates");
+    join(file, tmp, "records.qjr");
+    ck_assert_int_eq(mkdir(tpl, 0700), 0);
+    write_text_file(tpl, "dispatch.lua", "return {}\n");
+    qjit_context *c = ctx_new();
+    c->template_path = tpl;
+    const qjit__record_device dev = some_device(c);
+    for (int i = 0; i < 3; i++) {
+        const qjit__record_layer l = {"w4a8-lqq", 128, 4096 + 64 * i, 4096, "f16", 0, 0, 0, 0};
+        ck_assert_int_eq(qjit__record_store(c, a, &l, &dev, PICKS, "us.0=1.0\n"), QJIT_OK);
+    }
+    store_entry(a, "variant kernel=gemm\narch sm_90a\n", "", "cubin", 5, name);   /* a binary: not exported */
+    size_t n = 0, got = 0, bad = 0;
+    c->cache_dir = a;
+    ck_assert_int_eq(qjit_records_export(c, file, &n), QJIT_OK);
+    ck_assert_uint_eq(n, 3);
+    c->cache_dir = b;
+    ck_assert_int_eq(qjit_records_import(c, file, &got, &bad), QJIT_OK);
+    ck_assert_uint_eq(got, 3);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_int_eq(count_files(b), 3);
+    for (int i = 0; i < 3; i++) {
+        const qjit__record_layer l = {"w4a8-lqq", 128, 4096 + 64 * i, 4096, "f16", 0, 0, 0, 0};
+        char *picks = NULL;
+        ck_assert_int_eq(qjit__record_load(c, b, &l, &dev, &picks), QJIT_OK);
+        ck_assert_str_eq(picks, PICKS);
+        qjit__strfree(c, picks);
+    }
+    /* A byte of the second record's picks flipped: it alone is skipped. */
+    size_t fn = 0;
+    uint8_t *bytes = read_file(file, &fn);
+    char *second = strstr(strstr((char *)bytes, "\nrecord ") + 1, "\nrecord ");
+    ck_assert_ptr_nonnull(second);
+    second[-2] ^= 0x01;
+    write_file(file, bytes, fn, 0600);
+    c->cache_dir = c2;
+    ck_assert_int_eq(qjit_records_import(c, file, &got, &bad), QJIT_OK);
+    ck_assert_uint_eq(got, 2);
+    ck_assert_uint_eq(bad, 1);
+    /* Cut short, or not an export at all: refused, nothing stored. */
+    write_file(file, bytes, fn - 4, 0600);
+    c->cache_dir = c2;
+    ck_assert_int_eq(qjit__cache_clear(c, c2, NULL), QJIT_OK);
+    ck_assert_int_eq(qjit_records_import(c, file, &got, &bad), QJIT_CACHE_CORRUPT);
+    assert_contains(msg(c), "damaged export");
+    ck_assert_uint_eq(got, 0);
+    ck_assert_int_eq(count_files(c2), 0);
+    write_file(file, "hello\n", 6, 0600);
+    ck_assert_int_eq(qjit_records_import(c, file, &got, &bad), QJIT_CACHE_CORRUPT);
+    assert_contains(msg(c), "is not an export of tuning records");
+    ck_assert_int_eq(count_files(c2), 0);
+    unlink(file);
+    ck_assert_int_eq(qjit_records_import(c, file, &got, &bad), QJIT_NOT_FOUND);
+    assert_contains(msg(c), file);
+    free(bytes);
+    ctx_free(c);
+    qt_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 /* Processes storing records at once (the same layers from several of them,
  * each with that layer's picks): every record loads whole afterwards. */
 #define RECORD_WRITERS 6
@@ -1739,6 +1810,7 @@ Suite *qjit_test_suite(void)
     TCase *records = tcase_create("records");
     tcase_add_test(records, records_are_keyed_by_layer_and_device);
     tcase_add_test(records, templates_hash_follows_every_file);
+    tcase_add_test(records, records_export_and_import);
     tcase_add_test(records, concurrent_record_writers);
     tcase_set_timeout(records, 120);
     qt_add(s, records, 0);

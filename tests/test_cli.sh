@@ -26,6 +26,11 @@ expect 0 "qjit " -- version
 expect 1 "'banana' is not an architecture name" -- compile "g=64" --arch banana --cache-dir "$cache"
 expect 1 "1 of 2 variant(s) compiled or cached, 1 FAILED" -- compile "g=64;tile=1x1x1" "g=64" --arch sm_90a --cache-dir "$cache"
 expect 0 "0 entries" -- cache ls --cache-dir "$tmp/empty"
+expect 0 "0 tuning record(s)" -- cache export "$tmp/records.qjr" --cache-dir "$tmp/empty"
+expect 0 "0 tuning record(s) stored" -- cache import "$tmp/records.qjr" --cache-dir "$tmp/empty"
+printf 'not records\n' > "$tmp/other.txt"
+expect 1 "is not an export of tuning records" -- cache import "$tmp/other.txt" --cache-dir "$tmp/empty"
+expect 2 "qjit cache import: needs a FILE" -- cache import --cache-dir "$tmp/empty"
 expect 2 "qjit compile: --arch needs a value" -- compile "g=64" --arch
 expect 2 "qjit compile: --cache-dir needs a value" -- compile "g=64" --arch sm_90a --cache-dir
 expect 2 "qjit gen: --arch needs a value" -- gen "g=64" --arch
