@@ -3,6 +3,7 @@ cache, host quantization and the CPU reference) and QJitError. Host-side
 buffers are anything with the buffer protocol (bytes, bytearray,
 array.array, numpy arrays, memoryview) or CPU torch tensors."""
 import ctypes
+import os
 
 from . import _lib
 from ._lib import lib
@@ -206,6 +207,20 @@ class Context:
         n = ctypes.c_size_t()
         self._check(lib.qjit_cache_clear(self.handle, ctypes.byref(n)))
         return n.value
+
+    def records_export(self, path):
+        """Writes the cache folder's tuning records into one file (to ship to
+        machines with the same GPU); returns how many."""
+        n = ctypes.c_size_t()
+        self._check(lib.qjit_records_export(self.handle, _b(os.fspath(path)), ctypes.byref(n)))
+        return n.value
+
+    def records_import(self, path):
+        """Stores the tuning records of an exported file in the cache folder,
+        each verified; returns (stored, damaged and skipped)."""
+        n, bad = ctypes.c_size_t(), ctypes.c_size_t()
+        self._check(lib.qjit_records_import(self.handle, _b(os.fspath(path)), ctypes.byref(n), ctypes.byref(bad)))
+        return n.value, bad.value
 
     # Host quantization and the CPU reference.
 

@@ -78,6 +78,17 @@ def test_generate_compile_and_cache(ctx):
     assert len(defaults) > 100 and all(k.startswith(("actq=", "arch=")) for k in defaults)
 
 
+def test_records_export_and_import(ctx, tmp_path):
+    path = tmp_path / "records.qjr"
+    assert ctx.records_export(path) == 0
+    assert ctx.records_import(path) == (0, 0)
+    other = tmp_path / "other.txt"
+    other.write_text("not records\n")
+    with pytest.raises(qjit.QJitError) as e:
+        ctx.records_import(other)
+    assert e.value.status == "QJIT_CACHE_CORRUPT" and "not an export" in str(e.value)
+
+
 def test_quantize_inspect_and_reference(ctx):
     N, K, M = 64, 256, 3
     W = weights(N, K)
