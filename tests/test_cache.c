@@ -1481,6 +1481,18 @@ static void write_text_file(const char *dir, const char *name, const char *text)
     write_file(path, text, strlen(text), 0600);
 }
 
+/* A context on a template folder of its own (tpl, under tmp: it must
+ * outlive the context). */
+static qjit_context *records_ctx(const char *tmp, char tpl[4096])
+{
+    join(tpl, tmp, "templates");
+    ck_assert_int_eq(mkdir(tpl, 0700), 0);
+    write_text_file(tpl, "dispatch.lua", "return {}\n");
+    qjit_context *c = ctx_new();
+    c->template_path = tpl;
+    return c;
+}
+
 static qjit__record_device some_device(qjit_context *c)
 {
     qjit__record_device d;
@@ -1510,11 +1522,7 @@ START_TEST(records_are_keyed_by_layer_and_device)
     char *tmp = qt_tempdir("records");
     char dir[4096], tpl[4096];
     join(dir, tmp, "cache");
-    join(tpl, tmp, "templates");
-    ck_assert_int_eq(mkdir(tpl, 0700), 0);
-    write_text_file(tpl, "dispatch.lua", "return {}\n");
-    qjit_context *c = ctx_new();
-    c->template_path = tpl;
+    qjit_context *c = records_ctx(tmp, tpl);
     const qjit__record_device dev = some_device(c);
     const qjit__record_layer layer = {"w4a8-lqq", 128, 4096, 11008, "f16", 0, 0, 0, 0};
     char *picks = NULL;
@@ -1629,12 +1637,8 @@ START_TEST(records_export_and_import)
     join(a, tmp, "a");
     join(b, tmp, "b");
     join(c2, tmp, "c");
-    join(tpl, tmp, "templates");
     join(file, tmp, "records.qjr");
-    ck_assert_int_eq(mkdir(tpl, 0700), 0);
-    write_text_file(tpl, "dispatch.lua", "return {}\n");
-    qjit_context *c = ctx_new();
-    c->template_path = tpl;
+    qjit_context *c = records_ctx(tmp, tpl);
     const qjit__record_device dev = some_device(c);
     for (int i = 0; i < 3; i++) {
         const qjit__record_layer l = {"w4a8-lqq", 128, 4096 + 64 * i, 4096, "f16", 0, 0, 0, 0};
@@ -1707,11 +1711,7 @@ START_TEST(concurrent_record_writers)
     char *tmp = qt_tempdir("records");
     char dir[4096], tpl[4096];
     join(dir, tmp, "shared/cache");
-    join(tpl, tmp, "templates");
-    ck_assert_int_eq(mkdir(tpl, 0700), 0);
-    write_text_file(tpl, "dispatch.lua", "return {}\n");
-    qjit_context *c = ctx_new();
-    c->template_path = tpl;
+    qjit_context *c = records_ctx(tmp, tpl);
     const qjit__record_device dev = some_device(c);
     int gate[2];
     ck_assert_int_eq(pipe(gate), 0);

@@ -1256,8 +1256,8 @@ START_TEST(forced_variant)
 END_TEST
 
 /* A tuning record in the layer's cache takes the table's place: its bucket
- * edges and variants run, bit-exact; a damaged record or one whose variant
- * does not fit the layer is logged and the table used. */
+ * edges and variants run, bit-exact; one whose variant does not fit the
+ * layer is logged and the table used (a damaged one: test_cache). */
 START_TEST(tuning_record_takes_the_table_place)
 {
     fixture f;

@@ -805,10 +805,6 @@ START_TEST(bias_keys_and_plans)
 }
 END_TEST
 
-/* dtype (the tokens' and outputs' floats) as a key field: f16 is the
- * default and unnamed (every FP16 key as before), bf16 named; a BF16
- * layer's plan names it in every kernel, a forced variant of the other
- * dtype is refused; the BF16 default set is the FP16 one's twins. */
 /* Buckets picked by measurement (a tuning record) replace the table's:
  * their edges and keys as given, each checked against the layer like a
  * forced variant; malformed picks are refused with the reason. */
@@ -930,6 +926,10 @@ START_TEST(tuning_candidates_plan)
 }
 END_TEST
 
+/* dtype (the tokens' and outputs' floats) as a key field: f16 is the
+ * default and unnamed (every FP16 key as before), bf16 named; a BF16
+ * layer's plan names it in every kernel, a forced variant of the other
+ * dtype is refused; the BF16 default set is the FP16 one's twins. */
 START_TEST(bf16_keys_and_plans)
 {
     qjit_context *ctx = make_ctx();
