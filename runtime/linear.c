@@ -387,17 +387,18 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
      * unless a variant is forced; one that cannot be read or planned is
      * logged and the table used. */
     char *picks = (variant && variant[0]) ? NULL : record_picks(ctx, &req);
+    int planned = 0;
     if (picks) {
         req.picks = picks;
-        if ((st = qjit__plan_layer(ctx, &req, &lin->plan))) {
+        if (!(planned = qjit__plan_layer(ctx, &req, &lin->plan) == QJIT_OK)) {
             qjit__log(ctx, "tuning record of %s g=%d %lldx%lld not used: %s", req.scheme, req.group,
                       (long long)req.N, (long long)req.K, qjit_last_error(ctx));
             qjit__plan_release(ctx, &lin->plan);
-            req.picks = NULL;
         }
+        req.picks = NULL;
         qjit__strfree(ctx, picks);
     }
-    if (!req.picks && (st = qjit__plan_layer(ctx, &req, &lin->plan)))
+    if (!planned && (st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)
         lin->buckets[i].plan = &lin->plan.buckets[i];
