@@ -112,7 +112,8 @@ qjit_status qjit__templates_hash(qjit_context *ctx, char hex[65])
             st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "hashing the templates of %s: out of memory or "
                              "folders nested past 8", root);
         }
-        qsort(ns.v, ns.n, sizeof *ns.v, cmp_str);
+        if (ns.n)
+            qsort(ns.v, ns.n, sizeof *ns.v, cmp_str);
         qjit__sha256_update(&sum, root, strlen(root) + 1);
         for (size_t i = 0; i < ns.n && !st; i++) {
             char *file = qjit__printf(ctx, "%s/%s", root, ns.v[i]), fhex[65];
@@ -238,7 +239,8 @@ qjit_status qjit_records_export(qjit_context *ctx, const char *path, size_t *cou
         free_names(ctx, &c.ns);
         return st ? st : qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
     }
-    qsort(c.ns.v, c.ns.n, sizeof *c.ns.v, cmp_str);
+    if (c.ns.n)
+        qsort(c.ns.v, c.ns.n, sizeof *c.ns.v, cmp_str);
     char *tmp = qjit__printf(ctx, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = tmp ? fopen(tmp, "wb") : NULL;
     if (!f) {
