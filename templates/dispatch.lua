@@ -580,6 +580,23 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res,
   return b
 end
 
+-- A layer as D.plan and D.candidates take it: the SMs (132 if not given),
+-- dtype ("f16" if not given; else "bf16"), bias (0 or 1), the scheme, the
+-- packed sections, the sparse residual (residual_of; its sections follow,
+-- and every bucket's GEMM is the sparse kernel of its budget class and
+-- blocks) and the key tail of dtype and bias.
+local function layer_of(scheme, group, N, K, sms, dtype, bias, rbn, rbk, rblocks)
+  if not sms or sms <= 0 then sms = 132 end
+  dtype = (dtype == nil or dtype == "") and "f16" or dtype
+  if dtype ~= "f16" and dtype ~= "bf16" then refuse("plan: dtype " .. tostring(dtype) .. " is not f16 or bf16") end
+  bias = (bias == 1) and 1 or 0
+  local S = SCHEMES.get(SCHEMES.normalize(scheme))
+  local why = S.check_group(group)
+  if why then refuse(why) end
+  return sms, dtype, bias, S, S.sections(N, K, group), residual_of(N, K, rbn, rbk, rblocks),
+         ";dtype=" .. dtype .. (bias == 1 and ";bias=1" or "")
+end
+
 -- Picked buckets (D.plan's picks): lines "MAX_M KEY", at most
 -- MAX_BUCKETS, MAX_M increasing, the last 0.
 D.MAX_BUCKETS = 8    -- codegen/plan.h QJIT__PLAN_BUCKETS
@@ -618,18 +635,8 @@ function D.plan(scheme, group, N, K, arch, sms, variant, rbn, rbk, rblocks, dtyp
   if math.type(group) ~= "integer" or math.type(N) ~= "integer" or math.type(K) ~= "integer" then
     fail("INVALID_ARGUMENT", "plan: group, N and K must be integers")
   end
-  if not sms or sms <= 0 then sms = 132 end
-  dtype = (dtype == nil or dtype == "") and "f16" or dtype
-  if dtype ~= "f16" and dtype ~= "bf16" then refuse("plan: dtype " .. tostring(dtype) .. " is not f16 or bf16") end
-  bias = (bias == 1) and 1 or 0
-  local tail = ";dtype=" .. dtype .. (bias == 1 and ";bias=1" or "")
-  local S = SCHEMES.get(SCHEMES.normalize(scheme))
-  local why = S.check_group(group)
-  if why then refuse(why) end
-  local sections = S.sections(N, K, group)
-  -- Weights with a sparse residual: its sections follow, and every bucket's
-  -- GEMM is the sparse kernel of the weights' budget class and blocks.
-  local res = residual_of(N, K, rbn, rbk, rblocks)
+  local S, sections, res, tail
+  sms, dtype, bias, S, sections, res, tail = layer_of(scheme, group, N, K, sms, dtype, bias, rbn, rbk, rblocks)
   local out = { sections = {}, buckets = {} }
   for i, s in ipairs(sections) do out.sections[i] = { name = s.name, bytes = s.bytes } end
   for _, s in ipairs(res and res.sections or {}) do out.sections[#out.sections + 1] = s end
@@ -681,17 +688,10 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   group, N, K, sms, max_m, bias = int(group), int(N), int(K), int(sms), int(max_m), int(bias)
   rbn, rbk, rblocks = int(rbn), int(rbk), int(rblocks)
   if not (group and N and K and max_m) then refuse("candidates: group, N, K and max_m must be integers") end
-  if not sms or sms <= 0 then sms = 132 end
-  dtype = (dtype == nil or dtype == "") and "f16" or dtype
-  bias = (bias == 1) and 1 or 0
-  local S = SCHEMES.get(SCHEMES.normalize(scheme))
-  local why = S.check_group(group)
-  if why then refuse(why) end
+  local S, sections, res, tail
+  sms, dtype, bias, S, sections, res, tail = layer_of(scheme, group, N, K, sms, dtype, bias, rbn, rbk, rblocks)
   local L = S.layout(group)
-  local sections = S.sections(N, K, group)
-  local res = residual_of(N, K, rbn, rbk, rblocks)
   local archn = V.norm_arch(arch)
-  local tail = ";dtype=" .. dtype .. (bias == 1 and ";bias=1" or "")
   local table_ = buckets(L)
   local own
   for _, b in ipairs(table_) do
