@@ -261,6 +261,34 @@ fail:
     return st;
 }
 
+qjit_status qjit__context_twin(qjit_context *ctx, qjit_context **out)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.device = ctx->device_ordinal;
+    o.cache_dir = ctx->cache_dir;
+    o.template_path = "";        /* replaced by ctx's whole path below */
+    o.arch = ctx->arch[0] ? ctx->arch : NULL;
+    o.host_realloc = ctx->host_realloc;
+    o.host_ud = ctx->host_ud;
+    o.device_allocator = ctx->device_allocator;
+    o.log = ctx->log;
+    o.log_ud = ctx->log_ud;
+    o.line_info = ctx->line_info;
+    qjit_status st = qjit_context_create(&o, out);
+    if (st)
+        return qjit__error(ctx, st, "%s", qjit_last_error(NULL));
+    char *path = qjit__strdup(*out, ctx->template_path);
+    if (!path) {
+        qjit_context_destroy(*out);
+        *out = NULL;
+        return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    }
+    qjit__strfree(*out, (*out)->template_path);
+    (*out)->template_path = path;
+    return QJIT_OK;
+}
+
 void qjit_context_destroy(qjit_context *ctx)
 {
     if (!ctx)

@@ -52,6 +52,10 @@ struct qjit_context {
 int qjit__normalize_arch(const char *in, char out[16]);
 qjit_status qjit__context_driver(qjit_context *ctx);
 qjit_status qjit__context_arch_locked(qjit_context *ctx, char arch[16]);
+/* A new context with ctx's settings (cache folder, template path, arch,
+ * allocators, log): for work on another thread that would otherwise wait
+ * for ctx->lock (compiling many variants at once). */
+qjit_status qjit__context_twin(qjit_context *ctx, qjit_context **out);
 
 /* The folder to use: `configured` if non-NULL, else $QJIT_CACHE_DIR, else
  * $XDG_CACHE_HOME/qjit, else $HOME/.cache/qjit. Allocated with qjit__strdup.

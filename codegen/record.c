@@ -188,6 +188,26 @@ qjit_status qjit__record_load(qjit_context *ctx, const char *dir, const qjit__re
     return st;
 }
 
+/* The layer and SMs of a record's key text (record_key's lines); 0 if
+ * they cannot be read. */
+static int parse_record_key(const char *key, qjit__record_entry *r)
+{
+    const char *line = strstr(key, "\nrecord "), *sms = strstr(key, "\nsms ");
+    int used = 0;
+    long long N, K, blocks;
+    if (!line || !sms || sscanf(sms, "\nsms %d", &r->sms) != 1 ||
+        sscanf(line, "\nrecord scheme=%31[^;];g=%d;N=%lld;K=%lld;dtype=%7[^;];bias=%d;rblock=%dx%d;rblocks=%lld%n",
+               r->scheme, &r->layer.group, &N, &K, r->dtype, &r->layer.bias, &r->layer.rblock_n, &r->layer.rblock_k,
+               &blocks, &used) != 9 || line[used] != '\n')
+        return 0;
+    r->layer.scheme = r->scheme;
+    r->layer.dtype = r->dtype;
+    r->layer.N = N;
+    r->layer.K = K;
+    r->layer.rblocks = blocks;
+    return 1;
+}
+
 /*--- export and import -----------------------------------------------------*/
 
 /* An export: this line, then per record "record KEY META PAYLOAD SHA256\n"
@@ -209,6 +229,35 @@ static int collect_record(void *ud, const qjit__cache_visit_info *info)
     if (info->valid && !strcmp(info->arch, "record") && !push_name(c->ctx, &c->ns, info->name))
         c->failed = 1;
     return c->failed;
+}
+
+qjit_status qjit__record_each(qjit_context *ctx, const char *dir,
+                              int (*fn)(void *ud, const qjit__record_entry *r), void *ud)
+{
+    collector c = {ctx, {0}, 0};
+    qjit_status st = qjit__cache_list(ctx, dir, collect_record, &c, NULL);
+    if (!st && c.failed)
+        st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
+    int stop = 0;
+    for (size_t i = 0; !st && !stop && i < c.ns.n; i++) {
+        qjit__cache_entry e;
+        if (qjit__cache_load(ctx, dir, c.ns.v[i], NULL, &e) != QJIT_OK)
+            continue;            /* went bad since the listing */
+        qjit__record_entry r;
+        memset(&r, 0, sizeof r);
+        char *picks = e.payload_bytes && !memchr(e.payload, '\0', e.payload_bytes)
+                          ? qjit__printf(ctx, "%.*s", (int)e.payload_bytes, (const char *)e.payload) : NULL;
+        if (!parse_record_key(e.key, &r) || !picks) {
+            qjit__log(ctx, "tuning record %s/%s: its layer or picks cannot be read; skipped", dir, c.ns.v[i]);
+        } else {
+            r.picks = picks;
+            stop = fn(ud, &r);
+        }
+        qjit__strfree(ctx, picks);
+        qjit__cache_entry_release(ctx, &e);
+    }
+    free_names(ctx, &c.ns);
+    return st;
 }
 
 static void record_hash(const char *key, size_t kn, const char *meta, size_t mn, const void *payload, size_t pn,

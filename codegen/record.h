@@ -59,4 +59,17 @@ qjit_status qjit__record_store(qjit_context *ctx, const char *dir, const qjit__r
 qjit_status qjit__record_load(qjit_context *ctx, const char *dir, const qjit__record_layer *layer,
                               const qjit__record_device *dev, char **picks);
 
+/* A stored record: its layer, the SMs it was measured on, its picks. */
+typedef struct qjit__record_entry {
+    qjit__record_layer layer;    /* scheme and dtype point into the fields below */
+    char scheme[32], dtype[8];
+    int sms;
+    const char *picks;           /* NUL-terminated */
+} qjit__record_entry;
+
+/* Calls fn for every valid record of dir, for any device; a record whose
+ * layer cannot be read is logged and skipped. fn returns nonzero to stop. */
+qjit_status qjit__record_each(qjit_context *ctx, const char *dir,
+                              int (*fn)(void *ud, const qjit__record_entry *r), void *ud);
+
 #endif

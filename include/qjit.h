@@ -255,6 +255,13 @@ QJIT_API qjit_status qjit_records_export(qjit_context *ctx, const char *path, si
  *  A file that is not an export is refused with QJIT_CACHE_CORRUPT and
  *  stores nothing. imported and bad may be NULL. */
 QJIT_API qjit_status qjit_records_import(qjit_context *ctx, const char *path, size_t *imported, size_t *bad);
+/*! qjit_record_variants() : the kernels the tuning records of the cache
+ *  folder run (records of any GPU: on a machine without one, import them
+ *  first), each layer planned with its record's buckets for arch (NULL: the
+ *  context's), one canonical key per line, each once: what `qjit compile
+ *  --records` pre-compiles. A record that does not plan for arch is logged
+ *  and skipped. Release *keys with qjit_free. */
+QJIT_API qjit_status qjit_record_variants(qjit_context *ctx, const char *arch, char **keys);
 
 /*------------------------------------------------------------------------
  * Host quantization and CPU reference
@@ -586,6 +593,110 @@ QJIT_API qjit_status qjit_linear_forward_tokens(qjit_linear *lin, int64_t M, con
 
 /*! qjit_linear_variant() : the canonical key the layer uses at M. */
 QJIT_API qjit_status qjit_linear_variant(qjit_linear *lin, int64_t M, char *buf, size_t size);
+
+/*------------------------------------------------------------------------
+ * Tuning (needs a GPU)
+ *
+ * qjit_tune_layer measures on the context's GPU which GEMM variant serves a
+ * layer best at each token count M, among the candidates the templates
+ * name (templates/dispatch.lua's D.candidates: the table's choice and its
+ * neighbours in tile, pipeline, warps, stages, split and reduction), and
+ * stores the result as a tuning record in the cache folder. A layer created
+ * afterwards with the same scheme, group, shape, dtype, bias and residual,
+ * on the same GPU model, SM count, driver, qjit version and templates, takes
+ * its M buckets from the record instead of the static table (any other
+ * record is not used). Timing is that of `qjit bench`: each call alone on
+ * the legacy stream, L2 flushed before it, the median of `reps`. Every
+ * recorded variant is first checked bit-exact against the CPU reference.
+ * The candidates compile in parallel, on one context per thread. Not to be
+ * run while other work uses the GPU (it synchronizes the device); one call
+ * at a time per context.
+ *------------------------------------------------------------------------*/
+#define QJIT_TUNE_MAX_POINTS 32
+#define QJIT_TUNE_MAX_BUCKETS 8
+#define QJIT_TUNE_KEY_BYTES 512
+
+typedef enum qjit_tune_phase {
+    QJIT_TUNE_COMPILE = 1,       /* the candidates' kernels into the cache */
+    QJIT_TUNE_TIME = 2,          /* each candidate at each of its points, then the winners at every point */
+    QJIT_TUNE_CHECK = 3          /* the chosen variants against the CPU reference */
+} qjit_tune_phase;
+
+typedef struct qjit_tune_progress {
+    qjit_tune_phase phase;
+    int64_t done, total;         /* the phase's steps: kernels compiled, (variant, M) timings, checks */
+    double elapsed_seconds;      /* since the call began */
+    double seconds_left;         /* estimate for the phase; < 0 before one can be made */
+    double best_speedup;         /* so far: geomean over the points timed of the table's time / the best */
+} qjit_tune_progress;
+
+/* Called on the thread of qjit_tune_layer, a few times a second at most. */
+typedef void (*qjit_tune_progress_fn)(void *ud, const qjit_tune_progress *progress);
+
+typedef struct qjit_tune_options {
+    size_t struct_size;          /* sizeof(qjit_tune_options) */
+    const int64_t *ms;           /* the token counts to measure (1 .. 65536, any order, at most
+                                    QJIT_TUNE_MAX_POINTS); NULL: 1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96,
+                                    128, 192, 256, 384, 512, 768, 1024, 2048, 4096 and the table's
+                                    bucket edges. A record's buckets end at these points; an M past
+                                    the last takes the last bucket */
+    size_t n_ms;
+    qjit_dtype dtype;            /* the layer's tokens and outputs, as qjit_linear_options.dtype */
+    int bias;                    /* 1: for layers with a bias (their own records) */
+    int reps;                    /* timed calls per point; 0: 20 */
+    int threads;                 /* compile threads; 0: every online CPU */
+    int store;                   /* 1 (default): store the record; 0: measure and report only */
+    qjit_tune_progress_fn progress;   /* NULL: none */
+    void *progress_ud;
+} qjit_tune_options;
+
+/*! qjit_tune_options_init() : fills defaults. */
+QJIT_API void qjit_tune_options_init(qjit_tune_options *opts);
+
+/* One measured token count: the table's time, the record's, and which of
+ * the record's buckets serves it. */
+typedef struct qjit_tune_point {
+    int64_t M;
+    double static_us, tuned_us;
+    int bucket;
+} qjit_tune_point;
+
+/* A bucket of the record: M up to max_m (0: any larger M) runs key. */
+typedef struct qjit_tune_bucket {
+    int64_t max_m;
+    char key[QJIT_TUNE_KEY_BYTES];
+} qjit_tune_bucket;
+
+typedef struct qjit_tune_report {
+    size_t struct_size;          /* sizeof(qjit_tune_report) */
+    int npoints;
+    qjit_tune_point points[QJIT_TUNE_MAX_POINTS];
+    int nbuckets;
+    qjit_tune_bucket buckets[QJIT_TUNE_MAX_BUCKETS];
+    int candidates;              /* distinct GEMM variants tried */
+    int failed;                  /* of those, how many did not compile, load or run (logged) */
+    int64_t timings;             /* (variant, M) medians taken */
+    double speedup;              /* geomean over the points of static_us / tuned_us */
+    int monotone;                /* 1: tuned_us never falls by more than 1 % from one point to the next */
+    int stored;                  /* 1: the record was written */
+    double compile_seconds, time_seconds, check_seconds, total_seconds;
+} qjit_tune_report;
+
+/*! qjit_tune_layer() : tunes the layer of a packed buffer (as given to
+ *  qjit_linear_create) for the context's GPU, and stores its record unless
+ *  opts->store is 0. opts may be NULL; report may be NULL.
+ *  @return QJIT_CORRUPT_WEIGHTS, QJIT_INVALID_ARGUMENT (bad options),
+ *  QJIT_NO_DEVICE, ...; QJIT_INTERNAL if a chosen variant is not bit-exact
+ *  and no candidate is (nothing stored). Candidates that fail to compile or
+ *  run are logged and left out. */
+QJIT_API qjit_status qjit_tune_layer(qjit_context *ctx, const void *packed, size_t bytes,
+                                     const qjit_tune_options *opts, qjit_tune_report *report);
+
+/*! qjit_tune_shape() : qjit_tune_layer for an N x K layer of scheme and
+ *  group, on random dense weights (the record serves every dense layer of
+ *  that shape; w4ax, w4ax-s: a tenth of the channels in INT8, as `qjit bench`). */
+QJIT_API qjit_status qjit_tune_shape(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K,
+                                     const qjit_tune_options *opts, qjit_tune_report *report);
 
 #ifdef __cplusplus
 }

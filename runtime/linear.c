@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "record.h"
 #include "residual.h"
+#include "tune.h"
 
 #include <limits.h>
 #include <math.h>
@@ -373,7 +374,7 @@ static char *record_picks(qjit_context *ctx, const qjit__plan_request *req)
 /* Asks for the plan (codegen), checks it against the buffer. Caller holds
  * ctx->lock. */
 static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, const char *variant, qjit_dtype dtype,
-                             int bias)
+                             int bias, const char *given_picks)
 {
     qjit_context *ctx = lin->ctx;
     char arch[16];
@@ -386,6 +387,16 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
     /* A tuning record for this layer on this device takes the table's place
      * unless a variant is forced; one that cannot be read or planned is
      * logged and the table used. */
+    if (given_picks) {
+        req.picks = given_picks;
+        st = qjit__plan_layer(ctx, &req, &lin->plan);
+        req.picks = NULL;
+        if (st)
+            return st;
+        for (int i = 0; i < lin->plan.nbuckets; i++)
+            lin->buckets[i].plan = &lin->plan.buckets[i];
+        return check_sections(ctx, &lin->plan, v);
+    }
     char *picks = (variant && variant[0]) ? NULL : record_picks(ctx, &req);
     int planned = 0;
     if (picks) {
@@ -407,6 +418,12 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
 
 qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t bytes, const qjit_linear_options *opts_in,
                                qjit_linear **out)
+{
+    return qjit__linear_create_picks(ctx, packed, bytes, opts_in, NULL, out);
+}
+
+qjit_status qjit__linear_create_picks(qjit_context *ctx, const void *packed, size_t bytes,
+                                      const qjit_linear_options *opts_in, const char *picks, qjit_linear **out)
 {
     if (!ctx || !out)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_linear_create: NULL context or out");
@@ -447,7 +464,7 @@ qjit_status qjit_linear_create(qjit_context *ctx, const void *packed, size_t byt
     pthread_mutex_lock(&ctx->lock);
     st = qjit__context_driver(ctx);
     if (st == QJIT_OK)
-        st = make_plan(lin, &v, opts.variant, opts.dtype, opts.bias != NULL);
+        st = make_plan(lin, &v, opts.variant, opts.dtype, opts.bias != NULL, picks);
     /* The payload as stored, then the sections the layer derives from it. */
     size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, kslice_at[QJIT__PLAN_BUCKETS] = {0}, derived_size = 0;
     size_t payload_span = align256(v.payload_bytes);

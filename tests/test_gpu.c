@@ -1255,6 +1255,30 @@ START_TEST(forced_variant)
 }
 END_TEST
 
+/* A context of the built-in templates on a cache folder of its own. */
+static qjit_context *cache_context(const char *dir)
+{
+    qjit_context_options o;
+    qjit_context_options_init(&o);
+    o.template_path = "";
+    o.cache_dir = dir;
+    qjit_context *ctx = NULL;
+    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    return ctx;
+}
+
+/* check_m on another layer (and its context) of the fixture's weights. */
+static void check_m_with(fixture *f, qjit_context *ctx, qjit_linear *lin, int64_t M, uint64_t seed)
+{
+    qjit_linear *own = f->lin;
+    qjit_context *own_ctx = f->ctx;
+    f->lin = lin;
+    f->ctx = ctx;
+    check_m(f, M, seed);
+    f->lin = own;
+    f->ctx = own_ctx;
+}
+
 /* A tuning record in the layer's cache takes the table's place: its bucket
  * edges and variants run, bit-exact; one whose variant does not fit the
  * layer is logged and the table used (a damaged one: test_cache). */
@@ -1263,12 +1287,7 @@ START_TEST(tuning_record_takes_the_table_place)
     fixture f;
     setup(&f, 512, 1024, 128, 41);
     char *tmp = qt_tempdir("record");
-    qjit_context_options o;
-    qjit_context_options_init(&o);
-    o.template_path = "";
-    o.cache_dir = tmp;
-    qjit_context *ctx = NULL;
-    ck_assert_int_eq(qjit_context_create(&o, &ctx), QJIT_OK);
+    qjit_context *ctx = cache_context(tmp);
     const qjit__record_layer layer = {"w4a8-lqq", 128, 512, 1024, "f16", 0, 0, 0, 0};
     qjit__record_device dev;
     pthread_mutex_lock(&ctx->lock);
@@ -1278,20 +1297,15 @@ START_TEST(tuning_record_takes_the_table_place)
                                         "0 kernel=gemm;scheme=w4a8-lqq;g=128;tile=32x128x128;warps=1x4;stages=3;split=3\n",
                                         NULL), QJIT_OK);
     pthread_mutex_unlock(&ctx->lock);
-    qjit_linear *lin = NULL, *dispatched = f.lin;
-    qjit_context *fctx = f.ctx;
+    qjit_linear *lin = NULL;
     ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
     char key[512], table[512];
     ck_assert_int_eq(qjit_linear_variant(lin, 6, key, sizeof key), QJIT_OK);
     ck_assert_msg(strstr(key, "split=2;") && strstr(key, "tile=16x64x128"), "%s", key);
     ck_assert_int_eq(qjit_linear_variant(lin, 7, key, sizeof key), QJIT_OK);
     ck_assert_msg(strstr(key, "split=3;") && strstr(key, "tile=32x128x128"), "%s", key);
-    f.lin = lin;
-    f.ctx = ctx;
-    check_m(&f, 5, 51);
-    check_m(&f, 77, 52);
-    f.lin = dispatched;
-    f.ctx = fctx;
+    check_m_with(&f, ctx, lin, 5, 51);
+    check_m_with(&f, ctx, lin, 77, 52);
     qjit_linear_destroy(lin);
     /* A variant of another group: logged, the table used. */
     pthread_mutex_lock(&ctx->lock);
@@ -1305,6 +1319,64 @@ START_TEST(tuning_record_takes_the_table_place)
         ck_assert_int_eq(qjit_linear_variant(f.lin, m, table, sizeof table), QJIT_OK);
         ck_assert_str_eq(key, table);
     }
+    qjit_linear_destroy(lin);
+    qjit_context_destroy(ctx);
+    qt_rmtree(tmp);
+    free(tmp);
+    teardown(&f);
+}
+END_TEST
+
+/* qjit_tune_layer end to end on a small layer: a record stored whose
+ * buckets end at the points asked for, every point at least as fast as the
+ * table by the tuner's own measure, and a layer created afterwards runs
+ * the record's variants, bit-exact; a dry run stores nothing. */
+START_TEST(tuning_a_layer_end_to_end)
+{
+    fixture f;
+    setup(&f, 512, 1024, 128, 43);
+    char *tmp = qt_tempdir("tune");
+    qjit_context *ctx = cache_context(tmp);
+    const int64_t ms[] = {1, 6, 40, 200};
+    qjit_tune_options to;
+    qjit_tune_options_init(&to);
+    to.ms = ms;
+    to.n_ms = 4;
+    to.reps = 5;
+    to.store = 0;
+    qjit_tune_report r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    ck_assert_msg(qjit_tune_layer(ctx, f.blob, f.bytes, &to, &r) == QJIT_OK, "%s", qjit_last_error(ctx));
+    ck_assert_int_eq(r.stored, 0);
+    char key[512], table[512];
+    qjit_linear *lin = NULL;
+    ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(qjit_linear_variant(lin, ms[i], key, sizeof key), QJIT_OK);
+        ck_assert_int_eq(qjit_linear_variant(f.lin, ms[i], table, sizeof table), QJIT_OK);
+        ck_assert_str_eq(key, table);
+    }
+    qjit_linear_destroy(lin);
+    to.store = 1;
+    ck_assert_msg(qjit_tune_layer(ctx, f.blob, f.bytes, &to, &r) == QJIT_OK, "%s", qjit_last_error(ctx));
+    ck_assert_int_eq(r.stored, 1);
+    ck_assert_int_eq(r.npoints, 4);
+    ck_assert_int_gt(r.candidates, 4);
+    printf("tuned 512x1024: %d candidates, %d buckets, %.3fx over the table\n", r.candidates, r.nbuckets, r.speedup);
+    for (int i = 0; i < r.npoints; i++) {
+        ck_assert_int_eq(r.points[i].M, ms[i]);
+        ck_assert_msg(r.points[i].tuned_us > 0 && r.points[i].tuned_us <= r.points[i].static_us, "M = %lld",
+                      (long long)ms[i]);
+    }
+    ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
+    for (int i = 0; i < r.npoints; i++) {
+        ck_assert_int_eq(qjit_linear_variant(lin, ms[i], key, sizeof key), QJIT_OK);
+        ck_assert_str_eq(key, r.buckets[r.points[i].bucket].key);
+    }
+    check_m_with(&f, ctx, lin, 6, 61);
+    check_m_with(&f, ctx, lin, 77, 62);
+    check_m_with(&f, ctx, lin, 300, 63);
     qjit_linear_destroy(lin);
     qjit_context_destroy(ctx);
     qt_rmtree(tmp);
@@ -1687,7 +1759,7 @@ Suite *qjit_test_suite(void)
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
     TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs"), *bf16 = tcase_create("bf16");
-    TCase *bias = tcase_create("bias");
+    TCase *bias = tcase_create("bias"), *tuning = tcase_create("tuning");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
@@ -1700,7 +1772,8 @@ Suite *qjit_test_suite(void)
     tcase_add_test(misc, concurrent_forward_calls);
     tcase_add_test(misc, workspace_growth_under_capture);
     tcase_add_test(misc, forced_variant);
-    tcase_add_test(misc, tuning_record_takes_the_table_place);
+    tcase_add_test(tuning, tuning_record_takes_the_table_place);
+    tcase_add_test(tuning, tuning_a_layer_end_to_end);
     tcase_add_test(misc, fused_quantization);
     tcase_add_test(misc, variant_for_another_arch_is_refused);
     tcase_add_test(misc, failed_allocations_in_create_and_forward);
@@ -1717,7 +1790,7 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(bf16, bf16_every_pipeline_bit_exact, 0, NSG * NPIPES);
     tcase_add_loop_test(bias, bias_layers_bit_exact, 0, NSG + 2);
     tcase_add_loop_test(bias, bias_every_pipeline_bit_exact, 0, NPIPES);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16, bias};
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16, bias, tuning};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);
