@@ -26,5 +26,6 @@ int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *coun
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_quant_error(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif

@@ -21,6 +21,8 @@ static const char usage_main[] =
     "                       the CPU reference (without a GPU: pre-compile the default set)\n"
     "  bench                time each scheme's layers against cuBLASLt BF16/INT8/FP8 on the same GPU\n"
     "                       (Llama shapes, M = 1..4096), write a table, CSV and JSON\n"
+    "  tune                 find the fastest variants per M for layers on this GPU and store\n"
+    "                       them as tuning records (qjit tune --help)\n"
     "  quant-error          how accurate each scheme and group size is on an LLM-like layer\n"
     "                       (CPU only: error against the exact product, bits per weight)\n"
     "  version, --version   print the library version, its template path and cache folder\n"
@@ -90,17 +92,19 @@ static int cmd_gen(int argc, char **argv)
 static int cmd_compile(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: qjit compile (KEY... | --defaults [--dtype f16|bf16]) [--arch ARCH] [--cache-dir DIR]\n"
+        "usage: qjit compile (KEY... | --defaults [--dtype f16|bf16] | --records) [--arch ARCH]\n"
+        "                    [--cache-dir DIR]\n"
         "Generates and compiles each variant into the disk cache; a cached one is only\n"
         "verified. Works without a GPU when --arch (or QJIT_ARCH) names the target.\n"
         "--defaults compiles the default variant set (templates/dispatch.lua), of FP16\n"
-        "layers or with --dtype bf16 of BF16 ones.\n";
+        "layers or with --dtype bf16 of BF16 ones. --records compiles the kernels the\n"
+        "folder's tuning records run (`qjit tune`; shipped with qjit cache import).\n";
     if (wants_help(argc, argv)) {
         fputs(usage, stdout);
         return 0;
     }
     const char *arch = NULL, *cache_dir = NULL;
-    int defaults = 0, nkeys = 0;
+    int defaults = 0, records = 0, nkeys = 0;
     qjit_dtype dtype = QJIT_DTYPE_F16;
     const char **keys = calloc((size_t)argc, sizeof *keys);
     if (!keys)
@@ -128,6 +132,8 @@ static int cmd_compile(int argc, char **argv)
             dtype = strcmp(v, "bf16") ? QJIT_DTYPE_F16 : QJIT_DTYPE_BF16;
         } else if (!strcmp(argv[i], "--defaults"))
             defaults = 1;
+        else if (!strcmp(argv[i], "--records"))
+            records = 1;
         else if (argv[i][0] != '-')
             keys[nkeys++] = argv[i];
         else {
@@ -136,7 +142,7 @@ static int cmd_compile(int argc, char **argv)
             return 2;
         }
     }
-    if (!nkeys && !defaults) {
+    if (!nkeys && !defaults && !records) {
         fputs(usage, stderr);
         free(keys);
         return 2;
@@ -158,6 +164,18 @@ static int cmd_compile(int argc, char **argv)
         qjit_status st = qjit_default_variants_dtype(ctx, arch, dtype, &list);
         if (st) {
             rc = cli_fail(ctx, st, "listing the default variants");
+            goto done;
+        }
+        rc |= cli_compile_lines(ctx, list, arch, &more, &failed, &total);
+        count += more;
+    }
+    if (records) {
+        int more = 0;
+        qjit_free(ctx, list);
+        list = NULL;
+        qjit_status st = qjit_record_variants(ctx, arch, &list);
+        if (st) {
+            rc = cli_fail(ctx, st, "listing the tuning records' variants");
             goto done;
         }
         rc |= cli_compile_lines(ctx, list, arch, &more, &failed, &total);
@@ -284,6 +302,8 @@ int main(int argc, char **argv)
         return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tune"))
+        return cmd_tune(argc - 1, argv + 1);
     if (!strcmp(cmd, "quant-error"))
         return cmd_quant_error(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {

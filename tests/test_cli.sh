@@ -50,6 +50,18 @@ expect 2 "no second --variant" -- bench --layers 2 --variant g=64 --variant g=12
 expect 2 "shape 15x64 cannot be packed" -- bench --shapes 15x64
 expect 2 "--variant 'foo=1': unknown field 'foo'" -- bench --variant foo=1
 expect 2 "--csv '$tmp/no/such/dir/x.csv' cannot be written" -- bench --csv "$tmp/no/such/dir/x.csv"
+expect 2 "nothing to do" -- tune --cache-dir "$tmp/tune"
+expect 2 "--reps takes a count (1..1000), not '0'" -- tune --shapes 4096x4096 --reps 0 --cache-dir "$tmp/tune"
+expect 2 "--scheme: unknown scheme 'w4a2'" -- tune --shapes 4096x4096 --scheme w4a2 --cache-dir "$tmp/tune"
+expect 2 "layer 4096x100 cannot be packed" -- tune --shapes 4096x100 --cache-dir "$tmp/tune"
+expect 2 "cannot be packed with w8a8 at group 128" -- tune --shapes 4096x4096 --scheme w8a8 --group 128 --cache-dir "$tmp/tune"
+expect 2 "--m: 70000 is more than 65536 tokens" -- tune --shapes 4096x4096 --m 1,70000 --cache-dir "$tmp/tune"
+expect 2 "--dtype takes f16 or bf16, not 'fp8'" -- tune --shapes 4096x4096 --dtype fp8 --cache-dir "$tmp/tune"
+expect 0 "0 tuning record(s)" -- tune --export "$tmp/tuned.qjr" --cache-dir "$tmp/empty"
+expect 0 "0 tuning record(s) of $tmp/tuned.qjr stored" -- tune --import "$tmp/tuned.qjr" --cache-dir "$tmp/empty"
+expect 1 "is not an export of tuning records" -- tune --import "$tmp/other.txt" --cache-dir "$tmp/empty"
+expect 0 "0 variant(s) compiled or cached" -- compile --records --arch sm_90a --cache-dir "$tmp/empty"
+if [ -e "$tmp/tune" ]; then echo "FAIL: a refused tune created its cache folder"; fails=$((fails + 1)); fi
 if [ -e "$tmp/demo" ]; then echo "FAIL: a refused demo created its cache folder"; fails=$((fails + 1)); fi
 echo "$((n - fails)) of $n CLI checks passed"
 [ "$fails" = 0 ]
