@@ -679,9 +679,31 @@ end
 -- names in any bucket (defaults and alts, their table conditions dropped)
 -- whose token tile suits the bucket (from a quarter of its tokens, at least
 -- 8, up to twice them), fitted as the table fits its own (split "auto"
--- chosen for this bucket), and each at half and twice that split; only keys
--- that plan for this layer (the pipes' own limits decide), no duplicates.
-D.MAX_CANDIDATES = 24
+-- chosen for this bucket), and each at half and twice that split; then
+-- the tiles the table does not use (EXPLORE) that suit the bucket; then
+-- every warpgroup-pipe and few-token-pipe candidate so far with a ring two
+-- stages shallower and deeper; only keys that plan for this layer (the pipes' own limits
+-- decide), no duplicates, at most MAX_CANDIDATES.
+D.MAX_CANDIDATES = 48
+
+-- Tiles beyond the table's for the TMA pipe (sm_90a), tried by tuning only:
+-- wider and taller CTAs of two consumer warpgroups for many tokens (a
+-- 128x128 CTA reads each weight tile once per 128 tokens; these halve that
+-- or the token tiles' reads). Four consumer warpgroups of 64x128 do not fit
+-- the registers.
+local EXPLORE = {
+  { tile = "128x256x128", warps = "1x8", stages = 4, split = 1, pipe = "tma", arch = "sm_90a" },
+  { tile = "256x128x128", warps = "2x4", stages = 4, split = 1, pipe = "tma", arch = "sm_90a" },
+  { tile = "128x128x128", warps = "2x4", stages = 6, split = 1, pipe = "tma", arch = "sm_90a" },
+  { tile = "64x256x128",  warps = "1x8", stages = 4, split = "auto", pipe = "tma", arch = "sm_90a" },
+  -- The few-token pipe (any arch): other slabs of weight rows per CTA and
+  -- other counts of warps splitting K.
+  { tile = "8x32x64",  warps = "1x16", stages = 4, split = 1, pipe = "decode" },
+  { tile = "8x16x64",  warps = "1x8",  stages = 4, split = 1, pipe = "decode" },
+  { tile = "8x32x64",  warps = "1x8",  stages = 4, split = 1, pipe = "decode" },
+  { tile = "16x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
+  { tile = "16x64x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" },
+}
 -- (Numbers may come as text: the arguments of qjit__lua_call.)
 function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, rbk, rblocks)
   local function int(v) return v and math.tointeger(tonumber(v)) end
@@ -713,12 +735,13 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
     return split == 2 and key or key:gsub(";reduce=cluster", "")
   end
   try(gemm_key(S.name, group, own, N, K, arch, sms, res))
-  local lo, hi = math.max(8, math.min(tokens, 128) // 4), math.max(16, 2 * tokens)
+  local lo, hi = math.max(8, math.min(tokens, 512) // 4), math.max(16, 2 * tokens)
   local families = {}
   for _, b in ipairs(table_) do
     families[#families + 1] = b
     for _, a in ipairs(b.alts or {}) do families[#families + 1] = a end
   end
+  for _, e in ipairs(EXPLORE) do families[#families + 1] = e end
   for _, v in ipairs(families) do
     local bm = tonumber(v.tile:match("^(%d+)x"))
     if (not v.arch or v.arch == archn) and (not v.k_multiple or K % v.k_multiple == 0) and (not v.sparse or res)
@@ -731,6 +754,17 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
         local split = tonumber(key:match("split=(%d+)"))
         if split > 1 then try(with_split(key, split // 2)) end
         if split < D.MAX_SPLIT then try(with_split(key, split * 2)) end
+      end
+    end
+  end
+  local so_far = #out
+  for i = 1, so_far do
+    local key = out[i]
+    local ring = key:find("pipe=tma", 1, true) or key:find("pipe=wgmma", 1, true)
+    if ring or key:find("pipe=decode", 1, true) then
+      local stages = tonumber(key:match("stages=(%d+)"))
+      for _, d in ipairs({ -2, 2 }) do
+        if stages + d >= (ring and 3 or 2) then try((key:gsub("stages=%d+", "stages=" .. (stages + d)))) end
       end
     end
   end
