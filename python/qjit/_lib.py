@@ -81,6 +81,39 @@ class TokensFormat(ctypes.Structure):
                 ("rowsum", c_int)]
 
 
+class TuneProgress(ctypes.Structure):
+    _fields_ = [("phase", c_int), ("done", c_int64), ("total", c_int64), ("elapsed_seconds", c_double),
+                ("seconds_left", c_double), ("best_speedup", c_double)]
+
+
+TUNE_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, ctypes.POINTER(TuneProgress))
+
+
+class TuneOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("ms", ctypes.POINTER(c_int64)), ("n_ms", c_size_t), ("dtype", c_int),
+                ("bias", c_int), ("reps", c_int), ("threads", c_int), ("store", c_int), ("progress", TUNE_PROGRESS),
+                ("progress_ud", c_void_p)]
+
+
+TUNE_MAX_POINTS, TUNE_MAX_BUCKETS, TUNE_KEY_BYTES = 32, 8, 512
+
+
+class TunePoint(ctypes.Structure):
+    _fields_ = [("M", c_int64), ("static_us", c_double), ("tuned_us", c_double), ("bucket", c_int)]
+
+
+class TuneBucket(ctypes.Structure):
+    _fields_ = [("max_m", c_int64), ("key", ctypes.c_char * TUNE_KEY_BYTES)]
+
+
+class TuneReport(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("npoints", c_int), ("points", TunePoint * TUNE_MAX_POINTS),
+                ("nbuckets", c_int), ("buckets", TuneBucket * TUNE_MAX_BUCKETS), ("candidates", c_int),
+                ("failed", c_int), ("timings", c_int64), ("speedup", c_double), ("monotone", c_int),
+                ("stored", c_int), ("compile_seconds", c_double), ("time_seconds", c_double),
+                ("check_seconds", c_double), ("total_seconds", c_double)]
+
+
 def _sig(name, restype, *argtypes):
     f = getattr(lib, name)
     f.restype = restype
@@ -107,6 +140,10 @@ _sig("qjit_cache_list", c_int, c_void_p, CACHE_VISIT, c_void_p, P(c_size_t))
 _sig("qjit_cache_clear", c_int, c_void_p, P(c_size_t))
 _sig("qjit_records_export", c_int, c_void_p, c_char_p, P(c_size_t))
 _sig("qjit_records_import", c_int, c_void_p, c_char_p, P(c_size_t), P(c_size_t))
+_sig("qjit_record_variants", c_int, c_void_p, c_char_p, P(c_void_p))
+_sig("qjit_tune_options_init", None, P(TuneOptions))
+_sig("qjit_tune_layer", c_int, c_void_p, c_void_p, c_size_t, P(TuneOptions), P(TuneReport))
+_sig("qjit_tune_shape", c_int, c_void_p, c_int, c_int, c_int64, c_int64, P(TuneOptions), P(TuneReport))
 _sig("qjit_scheme_name", c_char_p, c_int)
 _sig("qjit_scheme_from_name", c_int, c_char_p, P(c_int))
 _sig("qjit_quantize_options_init", None, P(QuantizeOptions))

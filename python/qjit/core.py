@@ -222,6 +222,91 @@ class Context:
         self._check(lib.qjit_records_import(self.handle, _b(os.fspath(path)), ctypes.byref(n), ctypes.byref(bad)))
         return n.value, bad.value
 
+    def record_variants(self, arch=None):
+        """The kernels the cache folder's tuning records run, planned for arch
+        (None: the context's): what to pre-compile on a machine without the
+        GPU after importing a fleet's records."""
+        keys = ctypes.c_void_p()
+        self._check(lib.qjit_record_variants(self.handle, _b(arch), ctypes.byref(keys)))
+        try:
+            return ctypes.string_at(keys).decode().split()
+        finally:
+            lib.qjit_free(self.handle, keys)
+
+    # Tuning (needs a GPU): the M buckets and variants measured best for a
+    # layer on this GPU, stored as a tuning record in the cache folder.
+
+    _PHASES = {1: "compile", 2: "time", 3: "check"}
+
+    def _tune_options(self, ms, dtype, bias, reps, threads, store, progress):
+        o = _lib.TuneOptions()
+        lib.qjit_tune_options_init(ctypes.byref(o))
+        keep = []
+        if ms is not None:
+            ms = [int(m) for m in ms]
+            if not ms or len(ms) > _lib.TUNE_MAX_POINTS:
+                raise ValueError(f"ms: 1 to {_lib.TUNE_MAX_POINTS} token counts, not {len(ms)}")
+            arr = (ctypes.c_int64 * len(ms))(*ms)
+            keep.append(arr)
+            o.ms, o.n_ms = ctypes.cast(arr, ctypes.POINTER(ctypes.c_int64)), len(ms)
+        code = {"float16": DTYPE_F16, "bfloat16": DTYPE_BF16}.get(str(dtype).replace("torch.", ""))
+        if code is None:
+            raise ValueError(f"dtype must be float16 or bfloat16, not {dtype}")
+        o.dtype, o.bias, o.reps, o.threads, o.store = code, int(bool(bias)), int(reps), int(threads), int(bool(store))
+        if progress is not None:
+            def call(_ud, p):
+                c = p.contents
+                progress({"phase": self._PHASES.get(c.phase, "?"), "done": c.done, "total": c.total,
+                          "elapsed_seconds": c.elapsed_seconds, "seconds_left": c.seconds_left,
+                          "best_speedup": c.best_speedup})
+            cb = _lib.TUNE_PROGRESS(call)
+            keep.append(cb)
+            o.progress = cb
+        return o, keep
+
+    @staticmethod
+    def _tune_report(r):
+        return {"points": [{"M": p.M, "static_us": p.static_us, "tuned_us": p.tuned_us, "bucket": p.bucket}
+                           for p in r.points[:r.npoints]],
+                "buckets": [{"max_m": b.max_m, "key": b.key.decode()} for b in r.buckets[:r.nbuckets]],
+                "candidates": r.candidates, "failed": r.failed, "timings": r.timings, "speedup": r.speedup,
+                "monotone": bool(r.monotone), "stored": bool(r.stored), "compile_seconds": r.compile_seconds,
+                "time_seconds": r.time_seconds, "check_seconds": r.check_seconds, "total_seconds": r.total_seconds}
+
+    def tune(self, packed, ms=None, dtype="float16", bias=False, reps=20, threads=0, store=True, progress=None):
+        """Tunes the layer of a packed buffer (as Linear takes it) on this
+        context's GPU and stores its tuning record (unless store is False):
+        Linear layers of the same scheme, group, shape, dtype, bias and
+        residual made afterwards on this GPU use it. ms: the token counts to
+        measure (None: 1..4096 in 20 steps and the table's bucket edges);
+        progress: called with a dict (phase, done, total, elapsed_seconds,
+        seconds_left, best_speedup). Returns the report: per point M,
+        static_us, tuned_us, bucket; the buckets (max_m, key); candidates,
+        failed, timings, speedup, monotone, stored and the seconds spent."""
+        b = _HostBuffer(packed, "packed")
+        o, keep = self._tune_options(ms, dtype, bias, reps, threads, store, progress)
+        r = _lib.TuneReport()
+        r.struct_size = ctypes.sizeof(r)
+        self._check(lib.qjit_tune_layer(self.handle, b.ptr, b.nbytes, ctypes.byref(o), ctypes.byref(r)))
+        del keep
+        return self._tune_report(r)
+
+    def tune_shape(self, scheme, group, N, K, **options):
+        """tune() for an N x K layer of scheme and group on random dense
+        weights (the record serves every dense layer of that shape); options
+        as tune's."""
+        o, keep = self._tune_options(options.pop("ms", None), options.pop("dtype", "float16"),
+                                     options.pop("bias", False), options.pop("reps", 20), options.pop("threads", 0),
+                                     options.pop("store", True), options.pop("progress", None))
+        if options:
+            raise TypeError(f"tune_shape: unknown option(s) {', '.join(sorted(options))}")
+        r = _lib.TuneReport()
+        r.struct_size = ctypes.sizeof(r)
+        self._check(lib.qjit_tune_shape(self.handle, scheme_id(scheme), int(group), int(N), int(K), ctypes.byref(o),
+                                        ctypes.byref(r)))
+        del keep
+        return self._tune_report(r)
+
     # Host quantization and the CPU reference.
 
     @staticmethod

@@ -89,6 +89,36 @@ def test_records_export_and_import(ctx, tmp_path):
     assert e.value.status == "QJIT_CACHE_CORRUPT" and "not an export" in str(e.value)
 
 
+def test_record_variants_of_an_empty_cache(ctx):
+    assert ctx.record_variants("sm_90a") == []
+    with pytest.raises(qjit.QJitError) as e:
+        ctx.record_variants("banana")
+    assert e.value.status == "QJIT_UNSUPPORTED_ARCH"
+
+
+def test_tune_refuses_bad_input(ctx):
+    N, K = 64, 256
+    packed = ctx.quantize_weights(weights(N, K), "w4a8-lqq", 128, N, K)
+    with pytest.raises(ValueError):
+        ctx.tune(packed, ms=[])
+    with pytest.raises(ValueError):
+        ctx.tune(packed, dtype="float32")
+    with pytest.raises(TypeError):
+        ctx.tune_shape("w4a8-lqq", 128, 4096, 4096, banana=1)
+    with pytest.raises(qjit.QJitError) as e:
+        ctx.tune(packed, reps=-1)
+    assert e.value.status == "QJIT_INVALID_ARGUMENT" and "reps" in str(e.value)
+    with pytest.raises(qjit.QJitError) as e:
+        ctx.tune(packed, ms=[8, 70000])
+    assert e.value.status == "QJIT_INVALID_ARGUMENT" and "ms[1]" in str(e.value)
+    with pytest.raises(qjit.QJitError) as e:
+        ctx.tune(b"\0" * 4096)
+    assert e.value.status == "QJIT_CORRUPT_WEIGHTS"
+    with pytest.raises(qjit.QJitError) as e:
+        ctx.tune_shape("w4a8-lqq", 128, 4096, 100)
+    assert e.value.status == "QJIT_INVALID_ARGUMENT"
+
+
 def test_quantize_inspect_and_reference(ctx):
     N, K, M = 64, 256, 3
     W = weights(N, K)

@@ -152,6 +152,21 @@ def test_cuda_graph_replay_is_exact():
         assert torch.equal(y, layer(x))
 
 
+def test_tuned_record_is_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("QJIT_CACHE_DIR", str(tmp_path))
+    lin, layer = make("w4a8-lqq", 128, seed=5)
+    ms = [1, 16, 64]
+    seen = []
+    report = qjit.Context(cache_dir=str(tmp_path)).tune(layer.packed.cpu(), ms=ms, reps=3, progress=seen.append)
+    assert report["stored"] and [p["M"] for p in report["points"]] == ms
+    assert {p["phase"] for p in seen} >= {"compile", "time", "check"}
+    tuned = qjit.Linear(layer.packed.cpu())            # a new layer: its context finds the record
+    for p in report["points"]:
+        assert tuned.variant(p["M"]) == report["buckets"][p["bucket"]]["key"]
+    x = tokens(16)
+    assert torch.equal(tuned(x), layer(x))             # other kernels, the same exact sums and epilogue
+
+
 def test_state_dict_round_trip(tmp_path):
     _, a = make("w4a8-qoq", 64)
     _, b = make("w4a8-qoq", 64, seed=5)
