@@ -694,7 +694,8 @@ QJIT_API qjit_status qjit_tune_layer(qjit_context *ctx, const void *packed, size
 
 /*! qjit_tune_shape() : qjit_tune_layer for an N x K layer of scheme and
  *  group, on random dense weights (the record serves every dense layer of
- *  that shape; w4ax, w4ax-s: a tenth of the channels in INT8, as `qjit bench`). */
+ *  that shape; two-part schemes, w4ax and w4ax-s: a tenth of the channels in
+ *  INT8, as `qjit bench`). */
 QJIT_API qjit_status qjit_tune_shape(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K,
                                      const qjit_tune_options *opts, qjit_tune_report *report);
 

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "fp16.h"
 #include "packed.h"
+#include "scheme.h"
 #include "tune.h"
 
 #include <math.h>
@@ -408,7 +409,8 @@ qjit_status qjit_tune_shape(qjit_context *ctx, qjit_scheme scheme, int group, in
     size_t bytes = 0, capacity = 0;
     qjit_quantize_options qo;
     qjit_quantize_options_init(&qo);
-    const int two_part = scheme == QJIT_SCHEME_W4AX || scheme == QJIT_SCHEME_W4AX_S;
+    const qjit__scheme *S = qjit__scheme_get(scheme);
+    const int two_part = S && S->two_part;
     const int64_t calib_rows = 16;
     if (two_part)
         qo.a8_fraction = 0.1;

@@ -42,6 +42,12 @@ struct qjit_context *qt_bare_context(void);
  * reach the test runner. */
 struct qjit_context *qt_plain_context(const char *cache);
 
+/* The device facts of a tuning record made on an H100 SXM (132 SMs, CUDA
+ * 13.0 driver) with this qjit and ctx's templates (record.h): QJIT_OK, or
+ * why the templates could not be hashed. */
+struct qjit__record_device;
+qjit_status qt_record_device(struct qjit_context *ctx, struct qjit__record_device *out);
+
 /* Little-endian fields of packed buffers and headers, and a float's bits. */
 uint64_t qt_le64(const uint8_t *p);
 uint32_t qt_le32(const uint8_t *p);

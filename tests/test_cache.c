@@ -1496,13 +1496,7 @@ static qjit_context *records_ctx(const char *tmp, char tpl[4096])
 static qjit__record_device some_device(qjit_context *c)
 {
     qjit__record_device d;
-    memset(&d, 0, sizeof d);
-    snprintf(d.gpu, sizeof d.gpu, "NVIDIA H100 80GB HBM3");
-    d.sms = 132;
-    d.cc_major = 9;
-    d.driver = 13000;
-    snprintf(d.qjit, sizeof d.qjit, "%s", QJIT_VERSION_STRING);
-    ck_assert_int_eq(qjit__templates_hash(c, d.templates), QJIT_OK);
+    ck_assert_int_eq(qt_record_device(c, &d), QJIT_OK);
     return d;
 }
 

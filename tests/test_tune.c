@@ -207,13 +207,7 @@ static qjit_context *tune_ctx(const char *cache)
 static qjit__record_device sim_device(qjit_context *ctx)
 {
     qjit__record_device d;
-    memset(&d, 0, sizeof d);
-    snprintf(d.gpu, sizeof d.gpu, "NVIDIA H100 80GB HBM3");
-    d.sms = 132;
-    d.cc_major = 9;
-    d.driver = 13000;
-    snprintf(d.qjit, sizeof d.qjit, "%s", QJIT_VERSION_STRING);
-    if (qjit__templates_hash(ctx, d.templates) != QJIT_OK)
+    if (qt_record_device(ctx, &d) != QJIT_OK)
         d.templates[0] = '\0';
     return d;
 }
