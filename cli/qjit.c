@@ -1,9 +1,7 @@
-/* qjit.c -- the qjit command: gen, compile, cache, demo. */
+/* qjit.c -- the qjit command: gen, compile, cache, tune, demo, bench, quant-error (a client of qjit.h). */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "context.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
