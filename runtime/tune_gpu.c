@@ -32,7 +32,7 @@ typedef struct gpu {
     const void *packed;
     size_t bytes;
     int64_t N, K, max_m;
-    int parts;                   /* activation parts (w4ax: 2): planes of the accumulators */
+    int parts;                   /* activation parts (1, or 2): planes of the accumulators */
     qjit_dtype dtype;
     const float *bias;           /* N values, or NULL */
     int reps, threads;
