@@ -702,21 +702,6 @@ static int parse_schemes(const char *text, qjit_scheme out[MAX_SCHEMES])
     return n;
 }
 
-int bench_scheme_group(qjit_scheme s, int group, const long long (*shapes)[2], int nshapes)
-{
-    const int tries[3] = {group, 128, 0};
-    for (int t = 0; t < 3; t++) {
-        int ok = 1;
-        for (int i = 0; i < nshapes && ok; i++) {
-            size_t bytes;
-            ok = qjit_packed_size(s, tries[t], shapes[i][0], shapes[i][1], &bytes) == QJIT_OK;
-        }
-        if (ok)
-            return tries[t];
-    }
-    return group;
-}
-
 /* Geomean of a over b for the dispatched points of scheme s at M (m < 0:
  * every M) whose partner in `pts` has scheme t at the same shape and M;
  * *min gets the smallest ratio. ratio = partner.us / point.us (> 1: s is
@@ -827,7 +812,7 @@ static int check_values(const qb_bench_args *a, const qjit_scheme *schemes, int 
         return -1;
     }
     for (int c = 0; c < nschemes; c++) {
-        int group = bench_scheme_group(schemes[c], a->group, (const long long (*)[2])a->shapes, a->nshapes);
+        int group = cli_scheme_group(schemes[c], a->group, (const long long (*)[2])a->shapes, a->nshapes);
         for (int i = 0; i < a->nshapes; i++) {
             size_t bytes;
             if (qjit_packed_size(schemes[c], group, a->shapes[i][0], a->shapes[i][1], &bytes) != QJIT_OK) {
@@ -955,7 +940,7 @@ int cmd_bench(int argc, char **argv)
         else if (calib)
             qa_gen_calibration(calib, QA_CALIB_ROWS, shapes[s][1], b.seed + (uint64_t)s);
         for (int c = 0; c < nschemes && W && (calib || !need_calib); c++) {
-            int group = bench_scheme_group(schemes[c], args.group, (const long long (*)[2])shapes, nshapes);
+            int group = cli_scheme_group(schemes[c], args.group, (const long long (*)[2])shapes, nshapes);
             for (int r = 0; r < args.nsparsity; r++) {
                 if (r > 0 && !takes_budget(b.ctx, schemes[c], group, shapes[s][0], shapes[s][1], args.sparsity[r]))
                     continue;

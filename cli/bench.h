@@ -31,9 +31,6 @@ typedef struct bench {
 
 /* qsort's comparison of floats. */
 int bench_cmp_float(const void *a, const void *b);
-/* The group a scheme runs with: the one asked for if the scheme takes it on
- * every shape, else 128, else per channel. */
-int bench_scheme_group(qjit_scheme s, int group, const long long (*shapes)[2], int nshapes);
 /* Times `reps` calls of fn on the legacy stream with the L2 flushed before
  * each (three untimed calls first); median in µs, -1 if a call fails. */
 typedef int (*bench_call_fn)(void *ud);

@@ -299,7 +299,7 @@ static int run_scheme(bench *b, const qb_bench_args *a, CUstream s, qjit_scheme 
 {
     const int L = a->layers, S = a->nshapes;
     const char *name = qjit_scheme_name(scheme);
-    int group = bench_scheme_group(scheme, a->group, a->shapes, a->nshapes), wrong = 0;
+    int group = cli_scheme_group(scheme, a->group, a->shapes, a->nshapes), wrong = 0;
     void *blob[QB_MAX_SHAPES] = {0};
     size_t bytes[QB_MAX_SHAPES] = {0};
     int parts[QB_MAX_SHAPES];

@@ -23,6 +23,9 @@ qjit_status cli_gpu(qjit_context *ctx, char arch[16]);
 void cli_compile_header(void);
 int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, int *failed, double *total);
 int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, int *failed, double *total);
+/* The group a scheme runs with on every one of the shapes: `group` if it
+ * takes it on all of them, else 128, else per channel (else `group`). */
+int cli_scheme_group(qjit_scheme s, int group, const long long (*shapes)[2], int nshapes);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_quant_error(int argc, char **argv);

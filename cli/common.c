@@ -87,3 +87,18 @@ int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *coun
     }
     return rc;
 }
+
+int cli_scheme_group(qjit_scheme s, int group, const long long (*shapes)[2], int nshapes)
+{
+    const int tries[3] = {group, 128, 0};
+    for (int t = 0; t < 3; t++) {
+        int ok = 1;
+        for (int i = 0; i < nshapes && ok; i++) {
+            size_t bytes;
+            ok = qjit_packed_size(s, tries[t], shapes[i][0], shapes[i][1], &bytes) == QJIT_OK;
+        }
+        if (ok)
+            return tries[t];
+    }
+    return group;
+}

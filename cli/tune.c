@@ -119,13 +119,7 @@ static int parse(int argc, char **argv, tune_args *a)
  * takes it on every shape, else per channel. */
 static int group_of(const tune_args *a)
 {
-    if (a->group >= 0)
-        return a->group;
-    size_t bytes;
-    for (int i = 0; i < a->nshapes; i++)
-        if (qjit_packed_size(a->scheme, 128, a->shapes[i][0], a->shapes[i][1], &bytes) != QJIT_OK)
-            return 0;
-    return 128;
+    return a->group >= 0 ? a->group : cli_scheme_group(a->scheme, 128, (const long long (*)[2])a->shapes, a->nshapes);
 }
 
 static const char *phase_name(qjit_tune_phase p)

@@ -384,31 +384,27 @@ static qjit_status make_plan(qjit_linear *lin, const qjit__weights_view *v, cons
     qjit__plan_request req = {v->scheme->name, v->group, v->N, v->K, arch, ctx->driver.sm_count, variant,
                               v->residual.block_n, v->residual.block_k, v->residual.blocks,
                               dtype == QJIT_DTYPE_BF16 ? "bf16" : "f16", bias, NULL};
-    /* A tuning record for this layer on this device takes the table's place
-     * unless a variant is forced; one that cannot be read or planned is
-     * logged and the table used. */
+    /* Picks given (the tuner's) are planned as they are. Else a tuning
+     * record for this layer on this device takes the table's place unless
+     * a variant is forced; one that cannot be read or planned is logged and
+     * the table used. */
+    int planned = 0;
     if (given_picks) {
         req.picks = given_picks;
-        st = qjit__plan_layer(ctx, &req, &lin->plan);
-        req.picks = NULL;
-        if (st)
+        if ((st = qjit__plan_layer(ctx, &req, &lin->plan)))
             return st;
-        for (int i = 0; i < lin->plan.nbuckets; i++)
-            lin->buckets[i].plan = &lin->plan.buckets[i];
-        return check_sections(ctx, &lin->plan, v);
-    }
-    char *picks = (variant && variant[0]) ? NULL : record_picks(ctx, &req);
-    int planned = 0;
-    if (picks) {
-        req.picks = picks;
-        if (!(planned = qjit__plan_layer(ctx, &req, &lin->plan) == QJIT_OK)) {
+        planned = 1;
+    } else if (!(variant && variant[0])) {
+        char *record = record_picks(ctx, &req);
+        req.picks = record;
+        if (record && !(planned = qjit__plan_layer(ctx, &req, &lin->plan) == QJIT_OK)) {
             qjit__log(ctx, "tuning record of %s g=%d %lldx%lld not used: %s", req.scheme, req.group,
                       (long long)req.N, (long long)req.K, qjit_last_error(ctx));
             qjit__plan_release(ctx, &lin->plan);
         }
-        req.picks = NULL;
-        qjit__strfree(ctx, picks);
+        qjit__strfree(ctx, record);
     }
+    req.picks = NULL;
     if (!planned && (st = qjit__plan_layer(ctx, &req, &lin->plan)))
         return st;
     for (int i = 0; i < lin->plan.nbuckets; i++)

@@ -106,22 +106,32 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+qjit_status qjit__tune_check_ms(qjit_context *ctx, const qjit_tune_options *opts)
+{
+    if (!opts->ms)
+        return QJIT_OK;
+    if (opts->n_ms == 0 || opts->n_ms > QJIT_TUNE_MAX_POINTS)
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.n_ms = %zu: 1 to %d token counts", opts->n_ms,
+                           QJIT_TUNE_MAX_POINTS);
+    for (size_t i = 0; i < opts->n_ms; i++)
+        if (opts->ms[i] < 1 || opts->ms[i] > QJIT__TUNE_MAX_M)
+            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.ms[%zu] = %lld is not in 1..%d", i,
+                               (long long)opts->ms[i], QJIT__TUNE_MAX_M);
+    return QJIT_OK;
+}
+
 /* The sorted, distinct points: the caller's, or the default list with the
  * table's bucket edges. */
 static qjit_status make_points(tuner *t, const qjit__layer_plan *table)
 {
     int64_t v[QJIT_TUNE_MAX_POINTS * 2];
     int n = 0;
+    qjit_status st = qjit__tune_check_ms(t->ctx, t->opts);
+    if (st)
+        return st;
     if (t->opts->ms) {
-        if (t->opts->n_ms == 0 || t->opts->n_ms > QJIT_TUNE_MAX_POINTS)
-            return qjit__error(t->ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.n_ms = %zu: 1 to %d token counts",
-                               t->opts->n_ms, QJIT_TUNE_MAX_POINTS);
-        for (size_t i = 0; i < t->opts->n_ms; i++) {
-            if (t->opts->ms[i] < 1 || t->opts->ms[i] > QJIT__TUNE_MAX_M)
-                return qjit__error(t->ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.ms[%zu] = %lld is not in 1..%d",
-                                   i, (long long)t->opts->ms[i], QJIT__TUNE_MAX_M);
+        for (size_t i = 0; i < t->opts->n_ms; i++)
             v[n++] = t->opts->ms[i];
-        }
     } else {
         for (size_t i = 0; i < sizeof DEFAULT_MS / sizeof DEFAULT_MS[0]; i++)
             v[n++] = DEFAULT_MS[i];

@@ -46,6 +46,10 @@ qjit_status qjit__linear_create_picks(qjit_context *ctx, const void *packed, siz
 qjit_status qjit__tune_run(qjit_context *ctx, const qjit__plan_request *req, const qjit__record_device *dev,
                            const qjit__tune_ops *ops, const qjit_tune_options *opts, qjit_tune_report *report);
 
+/* The token counts of opts (NULL: the default list), checked: 1 to
+ * QJIT_TUNE_MAX_POINTS of them, each in 1..QJIT__TUNE_MAX_M. */
+qjit_status qjit__tune_check_ms(qjit_context *ctx, const qjit_tune_options *opts);
+
 /* For ops->prepare: `done` of `total` steps of phase `phase` are done. */
 void qjit__tune_progress(void *tuner, qjit_tune_phase phase, int64_t done, int64_t total);
 

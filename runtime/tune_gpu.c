@@ -328,14 +328,7 @@ static qjit_status check_options(qjit_context *ctx, const qjit_tune_options *in,
                            MAX_THREADS);
     if (o->bias != 0 && o->bias != 1)
         return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.bias = %d is not 0 or 1", o->bias);
-    if (o->ms && (o->n_ms == 0 || o->n_ms > QJIT_TUNE_MAX_POINTS))
-        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.n_ms = %zu: 1 to %d token counts", o->n_ms,
-                           QJIT_TUNE_MAX_POINTS);
-    for (size_t i = 0; o->ms && i < o->n_ms; i++)
-        if (o->ms[i] < 1 || o->ms[i] > QJIT__TUNE_MAX_M)
-            return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "qjit_tune_options.ms[%zu] = %lld is not in 1..%d", i,
-                               (long long)o->ms[i], QJIT__TUNE_MAX_M);
-    return QJIT_OK;
+    return qjit__tune_check_ms(ctx, o);
 }
 
 qjit_status qjit_tune_layer(qjit_context *ctx, const void *packed, size_t bytes, const qjit_tune_options *opts_in,
