@@ -1366,8 +1366,13 @@ START_TEST(tuning_a_layer_end_to_end)
     printf("tuned 512x1024: %d candidates, %d buckets, %.3fx over the table\n", r.candidates, r.nbuckets, r.speedup);
     for (int i = 0; i < r.npoints; i++) {
         ck_assert_int_eq(r.points[i].M, ms[i]);
-        ck_assert_msg(r.points[i].tuned_us > 0 && r.points[i].tuned_us <= r.points[i].static_us, "M = %lld",
-                      (long long)ms[i]);
+        /* The buckets are timed again as the record runs them, apart from
+         * the table's timing: a point may come out a little slower by noise
+         * (the tuner gives a point its own bucket only past 1 %), never by
+         * what a worse kernel costs. */
+        ck_assert_msg(r.points[i].tuned_us > 0 && r.points[i].tuned_us <= 1.05 * r.points[i].static_us,
+                      "M = %lld: tuned %.2f us, table %.2f us", (long long)ms[i], r.points[i].tuned_us,
+                      r.points[i].static_us);
     }
     ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
     for (int i = 0; i < r.npoints; i++) {
