@@ -36,6 +36,7 @@ typedef struct tuner {
     int np;
     int64_t pts[QJIT_TUNE_MAX_POINTS];
     int stat[QJIT_TUNE_MAX_POINTS];        /* the table's key at each point */
+    unsigned char ends[QJIT_TUNE_MAX_POINTS]; /* QJIT__TUNE_END / _OWN marks (qjit__tune_buckets) */
     tkey *keys;
     int nkeys, cap;
     double *t;                             /* nkeys x np; 0: not timed; < 0: failed */
@@ -363,7 +364,8 @@ int qjit__tune_buckets(const double *t, int nkeys, int np, const int *stat, int 
             double v = t[(size_t)k * (size_t)np + (size_t)i], s = t[(size_t)stat[i] * (size_t)np + (size_t)i];
             if (excluded && excluded[stat[i]])
                 s = 0;
-            int no = (excluded && excluded[k]) || v <= 0 || (s > 0 && v > s && k != stat[i]);
+            int no = (excluded && excluded[k]) || v <= 0 ||
+                     (k != stat[i] && ((s > 0 && v > s) || (ends && (ends[i] & QJIT__TUNE_OWN))));
             double c = no ? 0 : log(v) + (k == stat[i] ? log1p(-margin) : 0);
             sum[(size_t)k * w + (size_t)i + 1] = sum[(size_t)k * w + (size_t)i] + c;
             bad[(size_t)k * w + (size_t)i + 1] = bad[(size_t)k * w + (size_t)i] + no;
@@ -374,7 +376,7 @@ int qjit__tune_buckets(const double *t, int nkeys, int np, const int *stat, int 
     /* ended[i]: how many of points 0..i-1 end a run. */
     int ended[QJIT_TUNE_MAX_POINTS + 1] = {0};
     for (int i = 0; i < np; i++)
-        ended[i + 1] = ended[i] + (ends && ends[i]);
+        ended[i + 1] = ended[i] + (ends && (ends[i] & QJIT__TUNE_END));
     enum { B = QJIT_TUNE_MAX_BUCKETS };
     if (max_buckets > B)
         max_buckets = B;
@@ -416,6 +418,13 @@ int qjit__tune_buckets(const double *t, int nkeys, int np, const int *stat, int 
 
 /*--- the run ---------------------------------------------------------------*/
 
+/* Whether point i is the last of its bucket: the next point takes another
+ * key, or a bucket must end at it. */
+static int run_ends_at(const tuner *t, const int *pick, int i)
+{
+    return i + 1 == t->np || pick[i + 1] != pick[i] || (t->ends[i] & QJIT__TUNE_END);
+}
+
 /* The runs of pick as dispatch's picks text ("MAX_M KEY" lines, the last
  * 0), and the report's buckets. */
 static char *picks_text(tuner *t, const int *pick, qjit_tune_report *rep, size_t *size)
@@ -429,7 +438,7 @@ static char *picks_text(tuner *t, const int *pick, qjit_tune_report *rep, size_t
     *size = len;
     rep->nbuckets = 0;
     for (int i = 0; i < t->np; i++) {
-        if (i + 1 < t->np && pick[i + 1] == pick[i])
+        if (!run_ends_at(t, pick, i))
             continue;
         const int64_t max_m = i + 1 < t->np ? t->pts[i] : 0;
         at += sprintf(at, "%lld %s\n", (long long)max_m, t->keys[pick[i]].key);
@@ -442,7 +451,7 @@ static char *picks_text(tuner *t, const int *pick, qjit_tune_report *rep, size_t
 
 /* Chooses the buckets and checks their keys until every one is bit-exact;
  * pick[] holds the choice. */
-static qjit_status choose(tuner *t, const unsigned char *ends, int *pick, int *nb)
+static qjit_status choose(tuner *t, int *pick, int *nb)
 {
     unsigned char *excluded = qjit__calloc(t->ctx, (size_t)t->nkeys);
     if (!excluded)
@@ -451,7 +460,7 @@ static qjit_status choose(tuner *t, const unsigned char *ends, int *pick, int *n
     for (;;) {
         for (int k = 0; k < t->nkeys; k++)
             excluded[k] = (unsigned char)t->keys[k].failed;
-        if (!(*nb = qjit__tune_buckets(t->t, t->nkeys, t->np, t->stat, QJIT_TUNE_MAX_BUCKETS, MARGIN, excluded, ends,
+        if (!(*nb = qjit__tune_buckets(t->t, t->nkeys, t->np, t->stat, QJIT_TUNE_MAX_BUCKETS, MARGIN, excluded, t->ends,
                                        pick))) {
             st = qjit__error(t->ctx, QJIT_INTERNAL, "tune: no variant ran and checked bit-exact at every point "
                              "(QJIT_LOG=1 says why each failed)");
@@ -460,10 +469,10 @@ static qjit_status choose(tuner *t, const unsigned char *ends, int *pick, int *n
         /* Each run's key at the run's largest point. */
         int again = 0, runs = 0, checks = 0;
         for (int i = 0; i < t->np; i++)
-            runs += i + 1 == t->np || pick[i + 1] != pick[i];
+            runs += run_ends_at(t, pick, i);
         t->phase_t0 = now_s();
         for (int i = 0; i < t->np && !again; i++) {
-            if (i + 1 < t->np && pick[i + 1] == pick[i])
+            if (!run_ends_at(t, pick, i))
                 continue;
             tkey *k = &t->keys[pick[i]];
             if (k->checked)
@@ -496,7 +505,7 @@ static void report_points(tuner *t, const int *pick, const double *tuned, qjit_t
         p->static_us = *cell(t, t->stat[i], i);
         p->tuned_us = tuned[i];
         p->bucket = b;
-        if (i + 1 < t->np && pick[i + 1] != pick[i])
+        if (run_ends_at(t, pick, i))
             b++;
         if (p->static_us > 0)
             sum += log(p->static_us / p->tuned_us);
@@ -531,7 +540,7 @@ static void release(tuner *t)
 qjit_status qjit__tune_run(qjit_context *ctx, const qjit__plan_request *req, const qjit__record_device *dev,
                            const qjit__tune_ops *ops, const qjit_tune_options *opts, qjit_tune_report *rep)
 {
-    tuner t = {ctx, req, ops, opts, now_s(), 0, 0, {0}, {0}, NULL, 0, 0, NULL, 0, 0};
+    tuner t = {ctx, req, ops, opts, now_s(), 0, 0, {0}, {0}, {0}, NULL, 0, 0, NULL, 0, 0};
     t.phase_t0 = t.t0;
     qjit__layer_plan table;
     char **kernels = NULL;
@@ -564,23 +573,26 @@ qjit_status qjit__tune_run(qjit_context *ctx, const qjit__plan_request *req, con
         for (int i = 0; i < t.np && t.t; i++)
             rep->timings += *cell(&t, k, i) > 0;
     at = now_s();
-    unsigned char ends[QJIT_TUNE_MAX_POINTS] = {0};
     double tuned[QJIT_TUNE_MAX_POINTS];
     char *picks = NULL, *meta = NULL;
     size_t picks_size = 0, meta_size = 0;
     if (!st)
-        st = choose(&t, ends, pick, &nb);
+        st = choose(&t, pick, &nb);
     /* The buckets as the record will run them, timed at every point: the
      * activation kernel of a bucket follows its edges, so a point slower
      * than the table's where its bucket runs past it gets a bucket that
-     * ends at it, and the buckets are chosen again (a few rounds). */
+     * ends at it; one still slower (or whose bucket already ends there)
+     * takes the table's key; and the buckets are chosen again (a few
+     * rounds). */
     for (int round = 0; !st; round++) {
         qjit__free(ctx, picks, picks_size);
         if (!(picks = picks_text(&t, pick, rep, &picks_size))) {
             st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory");
             break;
         }
-        int more = 0, slow = -1;
+        int more = 0;
+        unsigned char ends_before[QJIT_TUNE_MAX_POINTS];
+        memcpy(ends_before, t.ends, sizeof ends_before);
         t.phase_t0 = now_s();
         for (int i = 0; i < t.np; i++) {
             tuned[i] = ops->time_picks ? ops->time_picks(ops->ud, picks, t.pts[i]) : *cell(&t, pick[i], i);
@@ -590,24 +602,23 @@ qjit_status qjit__tune_run(qjit_context *ctx, const qjit__plan_request *req, con
                                  "(QJIT_LOG=1 says why)", (long long)t.pts[i]);
                 break;
             }
-            /* The last slow point of each run that goes on past it. */
             const double s = *cell(&t, t.stat[i], i);
-            if (s > 0 && tuned[i] > s * (1 + MARGIN))
-                slow = i;
-            const int run_ends = i + 1 == t.np || pick[i + 1] != pick[i];
-            if (run_ends && slow >= 0 && slow < i && !ends[slow])
-                ends[slow] = (unsigned char)(more = 1);
-            if (run_ends)
-                slow = -1;
+            if (s <= 0 || tuned[i] <= s * (1 + MARGIN) || pick[i] == t.stat[i] || (t.ends[i] & QJIT__TUNE_OWN))
+                continue;
+            t.ends[i] |= run_ends_at(&t, pick, i) ? QJIT__TUNE_OWN : QJIT__TUNE_END;
+            more = 1;
         }
-        if (st || !more || round == 3)
+        if (st || !more || round == 4) {
+            memcpy(t.ends, ends_before, sizeof ends_before);   /* the marks of the buckets timed */
             break;
+        }
         /* Where no choice fits the new edges (more runs than a record
          * holds), the buckets before, as timed. */
         int before[QJIT_TUNE_MAX_POINTS];
         memcpy(before, pick, sizeof before);
-        if (choose(&t, ends, pick, &nb) != QJIT_OK) {
+        if (choose(&t, pick, &nb) != QJIT_OK) {
             memcpy(pick, before, sizeof before);
+            memcpy(t.ends, ends_before, sizeof ends_before);
             break;
         }
     }

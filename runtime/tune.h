@@ -59,9 +59,12 @@ void qjit__tune_progress(void *tuner, qjit_tune_phase phase, int64_t done, int64
  * one key, minimizing the sum of log times, where a key may serve a point
  * only if measured there and no slower than the table's (the table's own
  * key counted `margin` faster, so that another must beat it by more than
- * noise; an excluded table key bounds nothing). A run ends at every
- * point i with ends[i] set (ends may be NULL). Fewer runs win ties. pick[i]: the key of point i. @return the
- * number of runs, 0 if none is possible. */
+ * noise; an excluded table key bounds nothing). ends (may be NULL): a
+ * run ends at every point i with QJIT__TUNE_END in ends[i]; a point with
+ * QJIT__TUNE_OWN takes the table's key (measured as the record runs, the
+ * chosen one was slower there). Fewer runs win ties. pick[i]: the key of
+ * point i. @return the number of runs, 0 if none is possible. */
+enum { QJIT__TUNE_END = 1, QJIT__TUNE_OWN = 2 };
 int qjit__tune_buckets(const double *t, int nkeys, int np, const int *stat, int max_buckets, double margin,
                        const unsigned char *excluded, const unsigned char *ends, int *pick);
 

@@ -681,10 +681,11 @@ end
 -- 8, up to twice them), fitted as the table fits its own (split "auto"
 -- chosen for this bucket), and each at half and twice that split; then
 -- the tiles the table does not use (EXPLORE) that suit the bucket; then
--- every warpgroup-pipe and few-token-pipe candidate so far with a ring two
+-- every split-K candidate so far with the other reduction; then every
+-- warpgroup-pipe and few-token-pipe candidate so far with a ring two
 -- stages shallower and deeper; only keys that plan for this layer (the pipes' own limits
 -- decide), no duplicates, at most MAX_CANDIDATES.
-D.MAX_CANDIDATES = 48
+D.MAX_CANDIDATES = 64
 
 -- Tiles beyond the table's for the TMA pipe (sm_90a), tried by tuning only:
 -- wider and taller CTAs of two consumer warpgroups for many tokens (a
@@ -755,6 +756,18 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
         if split > 1 then try(with_split(key, split // 2)) end
         if split < D.MAX_SPLIT then try(with_split(key, split * 2)) end
       end
+    end
+  end
+  -- The other reduction of every split-K candidate so far: the slices
+  -- meeting in the cluster's shared memory or through the workspace
+  -- (4096x4096 M = 64 at split 2, 3584x18944 M = 128 at split 4: 1.05 and
+  -- 1.11x over the table's, bench/results/2026-11-27-session27).
+  -- (Where clusters are refused, the plan drops the twin.)
+  for i = 1, #out do
+    local key = out[i]
+    if not key:find("split=1;", 1, true) then
+      try(key:find("reduce=cluster", 1, true) and key:gsub("reduce=cluster", "reduce=global")
+          or (key:gsub("reduce=global", "reduce=cluster")))
     end
   end
   local so_far = #out

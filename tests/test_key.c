@@ -860,14 +860,15 @@ END_TEST
 
 /* Tuning candidates (dispatch.lua's D.candidates) for every bucket of
  * three default shapes: the table's choice first, at most MAX_CANDIDATES, no
- * duplicates, more than one to time, and each a bucket a layer can be
- * planned with (picked as that bucket's variant). */
+ * duplicates, more than one to time, split-K ones with their cluster twins,
+ * and each a bucket a layer can be planned with (picked as that bucket's
+ * variant). */
 START_TEST(tuning_candidates_plan)
 {
     qjit_context *ctx = make_ctx();
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 11008}, {57344, 8192}};
     static const struct { const char *scheme; int group; } sg[] = {{"w4a8-lqq", 128}, {"w4ax", 0}};
-    int total = 0, buckets = 0;
+    int total = 0, buckets = 0, twins = 0;
     pthread_mutex_lock(&ctx->lock);
     qjit__lua *L;
     ck_assert_int_eq(qjit__context_lua(ctx, &L), QJIT_OK);
@@ -892,7 +893,16 @@ START_TEST(tuning_candidates_plan)
                 int n = 0;
                 for (char *save = NULL, *k = strtok_r(r.text, "\n", &save); k && n < 96; k = strtok_r(NULL, "\n", &save))
                     keys[n++] = k;
-                ck_assert_msg(n >= 2 && n <= 48, "%s %sx%s M <= %s: %d candidates", sg[s].scheme, N, K, max_m, n);
+                ck_assert_msg(n >= 2 && n <= 64, "%s %sx%s M <= %s: %d candidates", sg[s].scheme, N, K, max_m, n);
+                /* Split-K candidates come with the other reduction too. */
+                for (int a = 0; a < n; a++) {
+                    char twin[1024], *at = strstr(keys[a], "reduce=global");
+                    if (!at || strstr(keys[a], "split=1;") || strlen(keys[a]) >= sizeof twin)
+                        continue;
+                    snprintf(twin, sizeof twin, "%.*sreduce=cluster%s", (int)(at - keys[a]), keys[a], at + 13);
+                    for (int c = 0; c < n; c++)
+                        twins += !strcmp(keys[c], twin);
+                }
                 ck_assert_str_eq(keys[0], table.buckets[b].gemm.key);
                 for (int a = 0; a < n; a++) {
                     for (int c = 0; c < a; c++)
@@ -921,7 +931,8 @@ START_TEST(tuning_candidates_plan)
             qjit__plan_release(ctx, &table);
         }
     pthread_mutex_unlock(&ctx->lock);
-    printf("tuning candidates: %d over %d buckets\n", total, buckets);
+    printf("tuning candidates: %d over %d buckets (%d split-K ones with their cluster twin)\n", total, buckets, twins);
+    ck_assert_int_gt(twins, 10);
     qjit_context_destroy(ctx);
 }
 END_TEST

@@ -81,6 +81,13 @@ START_TEST(a_key_serves_only_where_it_beats_the_table)
     ck_assert_int_eq(qjit__tune_buckets(t, nk, np, stat, 8, 0.01, excluded, NULL, pick), 1);
     for (int i = 0; i < np; i++)
         ck_assert_int_eq(pick[i], 0);
+    /* Point 1 marked to take the table's key: it does, in a run of its own. */
+    const unsigned char own[np] = {0, QJIT__TUNE_OWN, 0, 0};
+    ck_assert_int_eq(qjit__tune_buckets(t, nk, np, stat, 8, 0.01, NULL, own, pick), 3);
+    ck_assert_int_eq(pick[0], 1);
+    ck_assert_int_eq(pick[1], 0);
+    ck_assert_int_eq(pick[2], 0);
+    ck_assert_int_eq(pick[3], 1);
     /* Nothing that may serve point 2: no buckets. */
     excluded[0] = 1;
     ck_assert_int_eq(qjit__tune_buckets(t, nk, np, stat, 8, 0.01, excluded, NULL, pick), 0);
@@ -128,6 +135,8 @@ typedef struct sim {
     int timed, checked, wrong_checked, validated;
     char last_key[1024];
     int switches;                /* how often the key timed changed (calls come grouped) */
+    int64_t slow_m;              /* a point where every key but the table's runs twice as slow in a record */
+    char table[1024];
 } sim;
 
 static uint64_t fnv(const char *s)
@@ -176,6 +185,8 @@ static double sim_time_picks(void *ud, const char *picks, int64_t M)
         at += len + (nl != NULL);
     }
     double us = sim_time(ud, key, M);
+    if (M == s->slow_m && strcmp(key, s->table))
+        us *= 2;
     return M <= 16 && (max_m == 0 || max_m > 16) ? 1.1 * us : us;
 }
 
@@ -261,7 +272,7 @@ START_TEST(a_run_chooses_checks_and_records)
     const qjit__plan_request req = layer_req(4096, 11008);
     const qjit__record_device dev = sim_device(ctx);
     const qjit__record_layer layer = {"w4a8-lqq", 128, 4096, 11008, "f16", 0, 0, 0, 0};
-    sim s = {1, NULL, 0, 0, 0, 0, "", 0};
+    sim s = {1, NULL, 0, 0, 0, 0, "", 0, 0, ""};
     qjit_tune_report r1, r2;
     /* Measure only: nothing stored. */
     ck_assert_int_eq(sim_tune(ctx, &req, &s, 0, &r1), QJIT_OK);
@@ -292,7 +303,7 @@ START_TEST(a_run_chooses_checks_and_records)
     ck_assert(r1.points[most].tuned_us < r1.points[most].static_us);
     char wrong[QJIT_TUNE_KEY_BYTES];
     snprintf(wrong, sizeof wrong, "%s", r1.buckets[r1.points[most].bucket].key);
-    sim s2 = {1, wrong, 0, 0, 0, 0, "", 0};
+    sim s2 = {1, wrong, 0, 0, 0, 0, "", 0, 0, ""};
     ck_assert_int_eq(sim_tune(ctx, &req, &s2, 1, &r2), QJIT_OK);
     check_report(&r2, 0);
     ck_assert_int_eq(r2.stored, 1);
@@ -344,6 +355,45 @@ START_TEST(a_run_chooses_checks_and_records)
 }
 END_TEST
 
+/* A point whose chosen key runs slower as the record runs it than it was
+ * timed alone (whatever its bucket's edges) takes the table's key. */
+START_TEST(a_point_slower_in_the_record_takes_the_table_key)
+{
+    char *tmp = qt_tempdir("tune");
+    qjit_context *ctx = tune_ctx(tmp);
+    ck_assert_ptr_nonnull(ctx);
+    const qjit__plan_request req = layer_req(4096, 11008);
+    qjit__layer_plan plan;
+    pthread_mutex_lock(&ctx->lock);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &req, &plan), QJIT_OK);
+    pthread_mutex_unlock(&ctx->lock);
+    sim s = {3, NULL, 0, 0, 0, 0, "", 0, 64, ""};
+    for (int b = 0; b < plan.nbuckets; b++)
+        if (plan.buckets[b].max_m == 0 || 64 <= plan.buckets[b].max_m) {
+            snprintf(s.table, sizeof s.table, "%s", plan.buckets[b].gemm.key);
+            break;
+        }
+    qjit__plan_release(ctx, &plan);
+    ck_assert(s.table[0]);
+    qjit_tune_report r;
+    ck_assert_int_eq(sim_tune(ctx, &req, &s, 0, &r), QJIT_OK);
+    check_report(&r, 1);
+    int at = -1;
+    for (int i = 0; i < r.npoints; i++)
+        if (r.points[i].M == 64)
+            at = i;
+    ck_assert_int_ge(at, 0);
+    ck_assert_str_eq(r.buckets[r.points[at].bucket].key, s.table);
+    /* Without the slow point the simulation picks another key there. */
+    sim fast = {3, NULL, 0, 0, 0, 0, "", 0, 0, ""};
+    ck_assert_int_eq(sim_tune(ctx, &req, &fast, 0, &r), QJIT_OK);
+    ck_assert_str_ne(r.buckets[r.points[at].bucket].key, s.table);
+    qjit_context_destroy(ctx);
+    qt_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 /* Token counts of the caller's: each a point, bucket edges at them. */
 START_TEST(a_run_on_the_callers_points)
 {
@@ -353,7 +403,7 @@ START_TEST(a_run_on_the_callers_points)
     const qjit__plan_request req = layer_req(12288, 4096);
     const qjit__record_device dev = sim_device(ctx);
     const int64_t ms[] = {64, 1, 16, 16, 1024};
-    sim s = {7, NULL, 0, 0, 0, 0, "", 0};
+    sim s = {7, NULL, 0, 0, 0, 0, "", 0, 0, ""};
     const qjit__tune_ops ops = {NULL, sim_time, sim_check, sim_time_picks, &s};
     qjit_tune_options o;
     qjit_tune_options_init(&o);
@@ -411,7 +461,7 @@ START_TEST(tuners_share_a_cache)
             const int layers[] = {0, 1, SHARED_LAYERS + w};
             for (int j = 0; j < 3; j++) {
                 const qjit__plan_request req = layer_req(layer_n(layers[(j + w) % 3]), 4096);
-                sim s = {(uint64_t)w * 7919, NULL, 0, 0, 0, 0, "", 0};
+                sim s = {(uint64_t)w * 7919, NULL, 0, 0, 0, 0, "", 0, 0, ""};
                 qjit_tune_report r;
                 if (sim_tune(ctx, &req, &s, 1, &r) != QJIT_OK || !r.stored) {
                     fprintf(stderr, "tuner %d: %s\n", w, qjit_last_error(ctx));
@@ -518,6 +568,7 @@ Suite *qjit_test_suite(void)
     TCase *runs = tcase_create("runs");
     tcase_add_test(runs, a_run_chooses_checks_and_records);
     tcase_add_test(runs, a_run_on_the_callers_points);
+    tcase_add_test(runs, a_point_slower_in_the_record_takes_the_table_key);
     tcase_add_test(runs, public_entry_refuses_bad_input);
     tcase_set_timeout(runs, 300);
     qt_add(s, runs, 0);
