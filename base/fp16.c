@@ -1,5 +1,6 @@
-/* fp16.c -- IEEE 754 binary16 <-> binary32 conversions, done on the bits so
- * the result does not depend on the host's rounding mode or on F16C. */
+/* fp16.c -- IEEE 754 binary16 and bfloat16 <-> binary32 conversions, done on
+ * the bits so the result does not depend on the host's rounding mode or on
+ * F16C; also public (qjit_half_from_float, ...). */
 #include "fp16.h"
 #include "qjit.h"
 
@@ -102,6 +103,12 @@ uint16_t qjit__float_to_bf16(float f)
     u += 0x7FFFu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);
 }
+
+/* The public face of the four conversions (qjit.h). */
+uint16_t qjit_half_from_float(float f) { return qjit__float_to_half(f); }
+uint16_t qjit_bf16_from_float(float f) { return qjit__float_to_bf16(f); }
+float qjit_float_from_half(uint16_t h) { return qjit__half_to_float(h); }
+float qjit_float_from_bf16(uint16_t b) { return qjit__bf16_to_float(b); }
 
 float qjit__dtype_load(const void *base, int dtype, size_t i)
 {

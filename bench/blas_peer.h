@@ -22,8 +22,8 @@
 #ifndef QJIT_BENCH_BLAS_PEER_H
 #define QJIT_BENCH_BLAS_PEER_H
 
+#include <cuda.h>
 #include <stddef.h>
-#include "driver.h"
 
 typedef struct qb_blas qb_blas; /* the loaded library and one cuBLASLt handle */
 typedef struct qb_gemm qb_gemm; /* one prepared shape: descriptors and algorithm */

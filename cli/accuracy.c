@@ -1,12 +1,10 @@
 /* accuracy.c -- the GPU-free half of `qjit quant-error`: options, the
  * generated layer, the double-precision reference, the error metrics and
- * one result row per (scheme, group); see accuracy.h. Only the public API
- * and base/fp16.h's conversions. */
+ * one result row per (scheme, group); see accuracy.h. Only the public API. */
 #define _GNU_SOURCE
 #include "accuracy.h"
 #include "args.h"
 #include "cli.h"
-#include "fp16.h"
 
 #include <limits.h>
 #include <math.h>
@@ -247,7 +245,7 @@ static double student_t5(uint64_t *state)
 
 static float to_fp16_value(double v)
 {
-    return qjit__half_to_float(qjit__float_to_half((float)v));
+    return qjit_float_from_half(qjit_half_from_float((float)v));
 }
 
 int qa_two_part(qjit_scheme s)
@@ -310,7 +308,7 @@ static void gen_tokens(uint16_t *X, int64_t M, int64_t K, uint64_t seed, uint64_
         a[m] = exp(0.5 * cli_normal(&state));
     for (int64_t m = 0; m < M; m++)
         for (int64_t k = 0; k < K; k++)
-            X[m * K + k] = qjit__float_to_half((float)(a[m] * d[k] * cli_normal(&state)));
+            X[m * K + k] = qjit_half_from_float((float)(a[m] * d[k] * cli_normal(&state)));
     free(d);
     free(a);
 }
@@ -472,7 +470,7 @@ static double *x_double(const qa_layer *L, int bits)
     for (int64_t m = 0; m < L->M; m++)
         for (int64_t k = 0; k < L->K; k++) {
             size_t i = (size_t)(m * L->K + k);
-            X[i] = bits ? (double)q[i] * (double)s[m] : (double)qjit__half_to_float(L->X[i]);
+            X[i] = bits ? (double)q[i] * (double)s[m] : (double)qjit_float_from_half(L->X[i]);
         }
     return X;
 }

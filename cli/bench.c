@@ -4,13 +4,14 @@
  * repetitions, random inputs. Every qjit point is checked against the CPU
  * reference (INT32 accumulators, exact, on sampled rows) before it is timed.
  * Also: the measured copy bandwidth (the 4-bit floor), the host cost of a
- * cached forward call (direct, and per forward under CUDA graph replay), and
- * cold-compile / cache-load time per variant. */
+ * cached forward call (direct, split into its driver launches alone and
+ * qjit's dispatch; and per forward under CUDA graph replay), and
+ * cold-compile / cache-load time per variant. Only the public API (qjit.h)
+ * and the command's own driver table (libcuda.h). */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
 #include "accuracy.h"
-#include "fp16.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -214,7 +215,7 @@ static int do_peer(void *ud)
 uint16_t bench_token(bench *b, uint64_t *seed)
 {
     float x = cli_normal(seed);
-    return b->dtype == QJIT_DTYPE_BF16 ? qjit__float_to_bf16(x) : qjit__float_to_half(x);
+    return b->dtype == QJIT_DTYPE_BF16 ? qjit_bf16_from_float(x) : qjit_half_from_float(x);
 }
 
 int bench_fill_device(bench *b, CUdeviceptr dst, size_t n, int kind, uint64_t *seed)
@@ -383,20 +384,45 @@ static double median20(double t[20])
     return t[10];
 }
 
-/* Host cost of one cached forward call: enqueue time of 100 calls, median of 20. */
-static double host_cost_us(bench *b, fwd_ud *f)
+/* Host time of one call of fn: enqueue time of 100 calls, then a wait for
+ * the GPU (not counted). */
+static double enqueue_us(bench *b, bench_call_fn fn, void *ud)
 {
-    double best[20];
-    for (int rep = 0; rep < 20; rep++) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (int i = 0; i < 100; i++)
-            do_forward(f);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        b->d->CtxSynchronize();
-        best[rep] = elapsed_us(t0, t1) / 100.0;
-    }
-    return median20(best);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 100; i++)
+        fn(ud);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    b->d->CtxSynchronize();
+    return elapsed_us(t0, t1) / 100.0;
+}
+
+/* Host cost of one call of fn: enqueue time of 100 calls, median of 20. */
+static double host_cost_us(bench *b, bench_call_fn fn, void *ud)
+{
+    double t[20];
+    for (int rep = 0; rep < 20; rep++)
+        t[rep] = enqueue_us(b, fn, ud);
+    return median20(t);
+}
+
+/* A direct forward's output into `direct` (M x N 16-bit values, what a
+ * replay must write), then `calls` forwards captured into a graph on a new
+ * non-blocking stream, as a serving engine captures them. Returns NULL, or
+ * why not; *s and *g are set (or left NULL) for the caller to destroy. */
+static const char *capture_forwards(bench *b, fwd_ud *f, int calls, unsigned char *direct, size_t bytes, CUstream *s,
+                                    CUgraph *g)
+{
+    const cli_cuda *d = b->d;
+    if (do_forward(f) || d->CtxSynchronize() != CUDA_SUCCESS || d->MemcpyDtoH(direct, f->Y, bytes) != CUDA_SUCCESS)
+        return "a forward failed";
+    if (d->StreamCreate(s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+        d->StreamBeginCapture(*s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+        return "capture failed";
+    int ok = 1;
+    for (int i = 0; i < calls; i++)
+        ok &= qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, *s) == QJIT_OK;
+    return d->StreamEndCapture(*s, g) == CUDA_SUCCESS && ok ? NULL : "capture failed";
 }
 
 /* Host cost per forward when the caller captures its forwards in a CUDA
@@ -407,7 +433,7 @@ static double host_cost_us(bench *b, fwd_ud *f)
 #define GRAPH_CALLS 64
 static double graph_host_cost_us(bench *b, fwd_ud *f, long long N)
 {
-    const qjit__driver *d = b->d;
+    const cli_cuda *d = b->d;
     size_t ybytes = (size_t)(f->M * N) * 2;
     unsigned char *direct = malloc(ybytes), *replay = malloc(ybytes);
     CUstream s = NULL;
@@ -415,20 +441,10 @@ static double graph_host_cost_us(bench *b, fwd_ud *f, long long N)
     CUgraphExec ge = NULL;
     double result = -1;
     const char *why = "out of host memory";
-    if (!direct || !replay)
-        goto out;
-    why = "a forward failed";
-    if (qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, NULL) != QJIT_OK ||
-        d->CtxSynchronize() != CUDA_SUCCESS || d->MemcpyDtoH(direct, f->Y, ybytes) != CUDA_SUCCESS)
+    if (!direct || !replay || (why = capture_forwards(b, f, GRAPH_CALLS, direct, ybytes, &s, &g)))
         goto out;
     why = "capture failed";
-    if (d->StreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-        d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
-        goto out;
-    int ok = 1;
-    for (int i = 0; i < GRAPH_CALLS; i++)
-        ok &= qjit_linear_forward(f->lin, f->M, (void *)f->X, (void *)f->Y, NULL, 0, s) == QJIT_OK;
-    if (d->StreamEndCapture(s, &g) != CUDA_SUCCESS || !ok || d->GraphInstantiate(&ge, g, 0) != CUDA_SUCCESS)
+    if (d->GraphInstantiate(&ge, g, 0) != CUDA_SUCCESS)
         goto out;
     why = "replay failed";
     if (d->MemsetD8(f->Y, 0xFF, ybytes) != CUDA_SUCCESS || d->GraphLaunch(ge, s) != CUDA_SUCCESS ||
@@ -459,6 +475,246 @@ out:
     free(direct);
     free(replay);
     return result;
+}
+
+/* The kernel launches one forward makes, read from a capture of it, to be
+ * made again with nothing of qjit between them: each kernel's function,
+ * grid, block, dynamic shared memory and argument values (kernelParams: the
+ * very values captured, held by the graph, so valid while it lives), and the
+ * attributes the forward launched it with: PDL (programmatic stream
+ * serialization) where its edge from the kernel before is programmatic, its
+ * cluster where it has one. */
+#define MAX_LAUNCHES 8
+#define MAX_NODES 16
+typedef struct launches {
+    const cli_cuda *d;
+    int n;
+    CUDA_KERNEL_NODE_PARAMS k[MAX_LAUNCHES];
+    CUlaunchAttribute attr[MAX_LAUNCHES][2];
+    unsigned nattr[MAX_LAUNCHES];
+} launches;
+
+/* The launches on the legacy stream, as forward makes them there
+ * (runtime/linear.c): cuLaunchKernelEx where a kernel has attributes, else
+ * cuLaunchKernel. 0 on success. */
+static int do_launches(void *ud)
+{
+    launches *l = ud;
+    for (int i = 0; i < l->n; i++) {
+        const CUDA_KERNEL_NODE_PARAMS *k = &l->k[i];
+        CUresult r;
+        if (l->nattr[i]) {
+            CUlaunchConfig cfg = {k->gridDimX, k->gridDimY, k->gridDimZ, k->blockDimX, k->blockDimY, k->blockDimZ,
+                                  k->sharedMemBytes, NULL, l->attr[i], l->nattr[i]};
+            r = l->d->LaunchKernelEx(&cfg, k->func, k->kernelParams, k->extra);
+        } else {
+            r = l->d->LaunchKernel(k->func, k->gridDimX, k->gridDimY, k->gridDimZ, k->blockDimX, k->blockDimY,
+                                   k->blockDimZ, k->sharedMemBytes, NULL, k->kernelParams, k->extra);
+        }
+        if (r != CUDA_SUCCESS)
+            return 1;
+    }
+    return 0;
+}
+
+/* Where node is in nodes[0..n); n if nowhere. */
+static size_t node_index(const CUgraphNode *nodes, size_t n, CUgraphNode node)
+{
+    size_t i = 0;
+    while (i < n && nodes[i] != node)
+        i++;
+    return i;
+}
+
+/* Fills l->attr[l->n] for the kernel `node`: PDL if an edge into it is
+ * programmatic, its cluster if it has one of more than one block. Returns
+ * NULL, or why it cannot. */
+static const char *launch_attributes(cli_cuda *d, CUgraphNode node, const CUgraphNode *to,
+                                     const CUgraphEdgeData *edge, size_t ne, launches *l)
+{
+    CUlaunchAttribute *a = l->attr[l->n];
+    unsigned na = 0;
+    for (size_t e = 0; e < ne; e++)
+        if (to[e] == node && edge[e].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) {
+            memset(&a[na], 0, sizeof a[na]);
+            a[na].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            a[na++].value.programmaticStreamSerializationAllowed = 1;
+            break;
+        }
+    CUkernelNodeAttrValue cluster;
+    memset(&cluster, 0, sizeof cluster);
+    CUresult r = d->GraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &cluster);
+    if (r != CUDA_SUCCESS)
+        return cli_cuda_error(d, r, "cuGraphKernelNodeGetAttribute (cluster dimension)");
+    if (cluster.clusterDim.x * cluster.clusterDim.y * cluster.clusterDim.z > 1) {
+        memset(&a[na], 0, sizeof a[na]);
+        a[na].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a[na++].value = cluster;
+    }
+    l->nattr[l->n] = na;
+    return NULL;
+}
+
+/* Reads into l the launches of g, the capture of one forward, walking its
+ * nodes in the order of capture. Returns NULL, or why it cannot. */
+static const char *read_launches(cli_cuda *d, CUgraph g, launches *l)
+{
+    CUgraphNode nodes[MAX_NODES], from[MAX_NODES], to[MAX_NODES];
+    CUgraphEdgeData edge[MAX_NODES];
+    size_t n = 0, ne = 0;
+    CUresult r;
+    if (!d->GraphKernelNodeGetParams)
+        return "the CUDA driver lacks cuGraphKernelNodeGetParams_v2";
+    if ((r = d->GraphGetNodes(g, NULL, &n)) != CUDA_SUCCESS)
+        return cli_cuda_error(d, r, "cuGraphGetNodes");
+    if (n > MAX_NODES)
+        return "the capture of one forward holds more nodes than expected";
+    if ((r = d->GraphGetNodes(g, nodes, &n)) != CUDA_SUCCESS)
+        return cli_cuda_error(d, r, "cuGraphGetNodes");
+    /* The edges say which launches were programmatic (PDL) and that the
+     * nodes are listed in the order of capture. A driver without
+     * cuGraphGetEdges_v2 (older than CUDA 12.3) cannot say: there the
+     * kernels are launched without PDL, in the order cuGraphGetNodes lists
+     * them (the order of creation). */
+    if (d->GraphGetEdges) {
+        if ((r = d->GraphGetEdges(g, NULL, NULL, NULL, &ne)) != CUDA_SUCCESS)
+            return cli_cuda_error(d, r, "cuGraphGetEdges");
+        if (ne > MAX_NODES)
+            return "the capture of one forward holds more edges than expected";
+        if ((r = d->GraphGetEdges(g, from, to, edge, &ne)) != CUDA_SUCCESS)
+            return cli_cuda_error(d, r, "cuGraphGetEdges");
+        for (size_t e = 0; e < ne; e++)
+            if (node_index(nodes, n, from[e]) >= node_index(nodes, n, to[e]))
+                return "cuGraphGetNodes does not list the nodes in the order of capture";
+    }
+    l->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType type;
+        if ((r = d->GraphNodeGetType(nodes[i], &type)) != CUDA_SUCCESS)
+            return cli_cuda_error(d, r, "cuGraphNodeGetType");
+        /* A captured forward clears its GEMM's token flags with a memset
+         * (it passes the one epoch a direct call never does); a direct
+         * forward does not. Launched again without it, a GEMM that
+         * quantizes its own tokens (actq=fused) publishes that same epoch
+         * each time, so none of its CTAs waits forever; the next direct
+         * forward publishes a fresh one. */
+        if (type == CU_GRAPH_NODE_TYPE_MEMSET)
+            continue;
+        if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+            return "the capture of one forward holds a node that is neither a kernel nor a memset";
+        if (l->n == MAX_LAUNCHES)
+            return "the capture of one forward holds more kernels than expected";
+        CUDA_KERNEL_NODE_PARAMS *k = &l->k[l->n];
+        if ((r = d->GraphKernelNodeGetParams(nodes[i], k)) != CUDA_SUCCESS)
+            return cli_cuda_error(d, r, "cuGraphKernelNodeGetParams");
+        if (!k->func)
+            return "a captured kernel node names no CUfunction";
+        const char *why = launch_attributes(d, nodes[i], to, edge, ne, l);
+        if (why)
+            return why;
+        l->n++;
+    }
+    return l->n ? NULL : "the capture of one forward holds no kernel";
+}
+
+/* Host cost of a cached forward call (first shape, the dispatch table's
+ * variant) at one M: the whole call, and the driver launches it makes on
+ * their own (launch_us < 0: not measured); the difference is qjit's
+ * dispatch. */
+typedef struct host_cost {
+    long long M;                  /* 0: not measured */
+    double forward_us, launch_us, dispatch_us;
+    int launches;
+} host_cost;
+
+/* The host cost of the driver launches alone that one forward makes
+ * (read_launches), on the legacy stream as the forward's, into h: their
+ * output must equal a direct forward's bit for bit first; then 20 rounds,
+ * each timing 100 forwards and 100 times their launches alone as
+ * host_cost_us does, so that both see the same state of the machine:
+ * medians of each and of their difference per round (the dispatch). Sets
+ * h->launch_us to -1 (and says why) if the capture, the node walk or the
+ * launches fail or differ. */
+static void split_host_cost(bench *b, fwd_ud *f, long long N, host_cost *h)
+{
+    cli_cuda *d = b->d;
+    size_t ybytes = (size_t)(f->M * N) * 2;
+    unsigned char *direct = malloc(ybytes), *raw = malloc(ybytes);
+    CUstream s = NULL;
+    CUgraph g = NULL;
+    launches l;
+    memset(&l, 0, sizeof l);
+    l.d = d;
+    h->launch_us = -1;
+    const char *why = "out of host memory";
+    if (!direct || !raw || (why = capture_forwards(b, f, 1, direct, ybytes, &s, &g)) || (why = read_launches(d, g, &l)))
+        goto out;
+    if (!d->GraphGetEdges)
+        fprintf(stderr, "qjit bench: the CUDA driver lacks cuGraphGetEdges_v2 (older than CUDA 12.3): a forward's "
+                "launches alone are made without PDL\n");
+    why = "the launches failed";
+    if (d->MemsetD8(f->Y, 0xFF, ybytes) != CUDA_SUCCESS || do_launches(&l) || d->CtxSynchronize() != CUDA_SUCCESS ||
+        d->MemcpyDtoH(raw, f->Y, ybytes) != CUDA_SUCCESS)
+        goto out;
+    why = "their output differs from a direct call's";
+    if (memcmp(direct, raw, ybytes))
+        goto out;
+    double tf[20], tl[20], td[20];
+    for (int rep = 0; rep < 20; rep++) {
+        tf[rep] = enqueue_us(b, do_forward, f);
+        tl[rep] = enqueue_us(b, do_launches, &l);
+        td[rep] = tf[rep] - tl[rep];
+    }
+    h->forward_us = median20(tf);
+    h->launch_us = median20(tl);
+    h->dispatch_us = median20(td);
+    h->launches = l.n;
+out:
+    if (h->launch_us < 0)
+        fprintf(stderr, "qjit bench: M=%lld: the host cost of a forward's driver launches alone not measured: %s\n",
+                f->M, why);
+    /* The graph goes last: it holds the launches' arguments. */
+    if (g)
+        d->GraphDestroy(g);
+    if (s)
+        d->StreamDestroy(s);
+    free(direct);
+    free(raw);
+}
+
+static void measure_host_cost(bench *b, fwd_ud *f, long long N, host_cost *h)
+{
+    h->M = f->M;
+    h->forward_us = host_cost_us(b, do_forward, f);
+    split_host_cost(b, f, N, h);
+}
+
+/* "host cost of a cached forward call (M=1, first shape): 6.01 us = 5.60 us
+ * in 2 driver launches + 0.41 us dispatch" (medians; the dispatch is the
+ * median of the rounds' differences, so the three need not add up). Where
+ * dispatch is within the noise it may come out negative ("- 0.05 us
+ * dispatch"). */
+static void print_host_cost(const host_cost *h)
+{
+    printf("host cost of a cached forward call (M=%lld, first shape): %.2f us", h->M, h->forward_us);
+    double dispatch = h->dispatch_us;
+    if (h->launch_us > 0)
+        printf(" = %.2f us in %d driver launch%s %c %.2f us dispatch\n", h->launch_us, h->launches,
+               h->launches == 1 ? "" : "es", dispatch < 0 ? '-' : '+', dispatch < 0 ? -dispatch : dispatch);
+    else
+        printf(" (its driver launches alone: not measured)\n");
+}
+
+/* The split of h as JSON fields named with suffix ("" or "_large"); null
+ * where not measured. */
+static void json_host_split(FILE *f, const char *suffix, const host_cost *h)
+{
+    if (h->launch_us > 0)
+        fprintf(f, "\"launch_cost%s_us\": %.3f, \"dispatch_cost%s_us\": %.3f, \"launches%s\": %d", suffix,
+                h->launch_us, suffix, h->dispatch_us, suffix, h->launches);
+    else
+        fprintf(f, "\"launch_cost%s_us\": null, \"dispatch_cost%s_us\": null, \"launches%s\": null", suffix, suffix,
+                suffix);
 }
 
 float *bench_layer_weights(bench *b, long long N, long long K)
@@ -503,7 +759,7 @@ void *bench_quantize(bench *b, qjit_scheme scheme, const float *W, long long N, 
  * forced). si: the shape's index in the run. */
 static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long long N, long long K, int group,
                       double rho, const uint16_t *calib, const char *variant, const long long *ms, int nms, int first,
-                      point *pts, int *npts, int *wrong, double host_us[3], long long *host_big_m)
+                      point *pts, int *npts, int *wrong, host_cost host[2], double *graph_us)
 {
     size_t bytes = 0;
     qjit_linear *lin = NULL;
@@ -568,13 +824,11 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
             /* Host cost at M = 1, and at the first M past 64 (other
              * kernels: on sm_90a, the TMA pipe and its per-call map). */
             if (first && !variant && M == 1) {
-                host_us[0] = host_cost_us(b, &f);
-                host_us[2] = graph_host_cost_us(b, &f, N);
+                measure_host_cost(b, &f, N, &host[0]);
+                *graph_us = graph_host_cost_us(b, &f, N);
             }
-            if (first && !variant && M > 64 && !*host_big_m) {
-                host_us[1] = host_cost_us(b, &f);
-                *host_big_m = M;
-            }
+            if (first && !variant && M > 64 && !host[1].M)
+                measure_host_cost(b, &f, N, &host[1]);
             run_peers(b, si, mi, M, N, K, p);
             double best = qb_best_peer(p->peer_us, NPEERS);
             printf("%-8s %3d %6lld %6lld %5lld %9.2f %8.2f %7.1f %6.2f %9.2f %9.2f %9.2f %7.2f %6d %5g%s\n",
@@ -882,14 +1136,16 @@ int cmd_bench(int argc, char **argv)
     if (!b.ctx)
         return 1;
     char arch[16];
-    qjit_status st = cli_gpu(b.ctx, arch);
+    cli_cuda cu;
+    memset(&cu, 0, sizeof cu);
+    b.d = &cu;
+    qjit_status st = cli_gpu(b.ctx, &cu, arch);
     if (st) {
-        int rc = cli_fail(b.ctx, st, "bench (it needs a GPU)");
+        int rc = cli_fail_because(st, "bench (it needs a GPU)", cu.error);
+        cli_cuda_close(&cu);
         qjit_context_destroy(b.ctx);
         return rc;
     }
-    b.d = &b.ctx->driver;
-    qjit__driver_bind(b.ctx, b.d);
     char err[256] = "";
     if (args.peers && qb_blas_open(&b.blas, err, sizeof err)) {
         fprintf(stderr, "qjit bench: cuBLASLt peers unavailable: %s\n", err);
@@ -919,13 +1175,15 @@ int cmd_bench(int argc, char **argv)
         free(b.peer_cache);
         free(b.peer_done);
         qjit_context_destroy(b.ctx);
+        cli_cuda_close(&cu);
         return wrong ? 1 : 0;
     }
 
     point *pts = calloc((size_t)(nschemes * nshapes * nms * (1 + nvariants) * args.nsparsity), sizeof *pts);
     int npts = 0, wrong = 0;
-    double host_us[3] = {0, 0, 0};
-    long long host_big_m = 0;
+    host_cost host[2];            /* at M = 1, and at the first M past 64 */
+    memset(host, 0, sizeof host);
+    double graph_us = 0;
     printf("%-8s %3s %6s %6s %5s %9s %8s %7s %6s %9s %9s %9s %7s %6s %5s\n", "scheme", "g", "N", "K", "M", "qjit us",
            "tok us", "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
     for (int s = 0; s < nshapes; s++) {
@@ -947,7 +1205,7 @@ int cmd_bench(int argc, char **argv)
                 for (int v = -1; v < nvariants; v++)
                     run_layer(&b, schemes[c], s, W, shapes[s][0], shapes[s][1], group, args.sparsity[r], calib,
                               v < 0 ? NULL : variants[v], ms, nms, c == 0 && s == 0 && r == 0, pts, &npts, &wrong,
-                              host_us, &host_big_m);
+                              host, &graph_us);
             }
         }
         free(W);
@@ -1085,15 +1343,16 @@ int cmd_bench(int argc, char **argv)
     free(v);
     free(fl);
     free(f8);
-    if (host_us[0] > 0)
-        printf("\nhost cost of a cached forward call (M=1, first shape): %.2f us\n", host_us[0]);
+    printf("\n");
+    if (host[0].forward_us > 0)
+        print_host_cost(&host[0]);
     else
-        printf("\nhost cost of a cached forward call: not measured (needs M = 1 in --m)\n");
-    if (host_us[1] > 0)
-        printf("host cost of a cached forward call (M=%lld, first shape): %.2f us\n", host_big_m, host_us[1]);
-    if (host_us[2] > 0)
+        printf("host cost of a cached forward call: not measured (needs M = 1 in --m)\n");
+    if (host[1].forward_us > 0)
+        print_host_cost(&host[1]);
+    if (graph_us > 0)
         printf("host cost per forward captured in a CUDA graph of %d (M=1, first shape): %.3f us\n", GRAPH_CALLS,
-               host_us[2]);
+               graph_us);
     if (wrong)
         printf("%d point(s) gave WRONG results and were not timed\n", wrong);
 
@@ -1116,11 +1375,13 @@ int cmd_bench(int argc, char **argv)
         FILE *f = fopen(json_path, "w");
         if (f) {
             fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"int8_peak_tops\": %.1f, "
-                       "\"reps\": %d, \"host_cost_us\": %.3f,\n"
-                       " \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f, \"graph_host_cost_us\": %.3f,\n"
-                       " \"points\": [\n",
-                    b.d->name, arch, b.copy_gbs, b.int8_peak_tops, b.reps, host_us[0], host_big_m, host_us[1],
-                    host_us[2] > 0 ? host_us[2] : 0);
+                       "\"reps\": %d, \"host_cost_us\": %.3f, ",
+                    b.d->name, arch, b.copy_gbs, b.int8_peak_tops, b.reps, host[0].forward_us);
+            json_host_split(f, "", &host[0]);
+            fprintf(f, ",\n \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f, ", host[1].M,
+                    host[1].forward_us);
+            json_host_split(f, "_large", &host[1]);
+            fprintf(f, ", \"graph_host_cost_us\": %.3f,\n \"points\": [\n", graph_us > 0 ? graph_us : 0);
             for (int i = 0; i < npts; i++)
                 fprintf(f, "  {\"scheme\": \"%s\", \"group\": %d, \"N\": %lld, \"K\": %lld, \"M\": %lld, "
                            "\"qjit_us\": %.3f, \"tops\": %.2f, \"floor_frac\": %.3f, \"cublas_bf16_us\": %.3f, "
@@ -1142,5 +1403,6 @@ int cmd_bench(int argc, char **argv)
     qb_blas_close(b.blas);
     b.d->MemFree(b.flush);
     qjit_context_destroy(b.ctx);
+    cli_cuda_close(&cu);
     return wrong ? 1 : 0;
 }

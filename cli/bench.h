@@ -7,7 +7,7 @@
 
 #include "bench_args.h"
 #include "blas_peer.h"
-#include "context.h"
+#include "libcuda.h"
 
 #define NPEERS 3
 
@@ -17,7 +17,7 @@ typedef struct bench {
     double (*peer_cache)[QB_MAX_MS][NPEERS];
     int (*peer_done)[QB_MAX_MS];
     double int8_peak_tops;        /* cuBLAS INT8 at 8192^3, the tensor cores' measured ceiling */
-    qjit__driver *d;
+    cli_cuda *d;                  /* the GPU, as the command drives it */
     qb_blas *blas;
     double copy_gbs;              /* measured device copy bandwidth, GB/s (read + write) */
     CUdeviceptr flush;            /* L2-sized scratch, rewritten before each timed call */

@@ -28,7 +28,7 @@ typedef int (*step_fn)(void *ud, CUstream s);
 
 /* Captures one step as `fn` on s into a graph and instantiates it; 0 on
  * success. *g and *ge are set (or left NULL) for the caller to destroy. */
-static int capture_step(const qjit__driver *d, CUstream s, step_fn fn, void *ud, CUgraph *g, CUgraphExec *ge)
+static int capture_step(const cli_cuda *d, CUstream s, step_fn fn, void *ud, CUgraph *g, CUgraphExec *ge)
 {
     if (d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
         return -1;
@@ -42,7 +42,7 @@ static int capture_step(const qjit__driver *d, CUstream s, step_fn fn, void *ud,
  * The graph's outputs are those of the eager step, checked by the caller. */
 static int time_step(bench *b, CUstream s, step_fn fn, void *ud, double *graph_us, double *eager_us)
 {
-    const qjit__driver *d = b->d;
+    const cli_cuda *d = b->d;
     float *t = malloc(sizeof(float) * (size_t)b->reps);
     CUgraph g = NULL;
     CUgraphExec ge = NULL;
@@ -158,7 +158,7 @@ static int read_outputs(stack *k, unsigned char *host)
  * filled with 0xFF first, and reads the outputs into `out`. */
 static int run_once(stack *k, CUstream s, step_fn fn, int graph, unsigned char *out, const char *what)
 {
-    const qjit__driver *d = k->b->d;
+    const cli_cuda *d = k->b->d;
     CUgraph g = NULL;
     CUgraphExec ge = NULL;
     int bad = 0;

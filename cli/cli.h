@@ -12,11 +12,18 @@ float cli_normal(uint64_t *state);
 /* Creates a context from the common options (--arch, --cache-dir); prints
  * the error and returns NULL on failure. */
 qjit_context *cli_context(const char *arch, const char *cache_dir);
-/* Prints "qjit: <status name>: <last error>" to stderr; returns 1. */
+/* Prints "qjit: WHAT failed: <status name>" and the context's last error to
+ * stderr; returns 1. */
 int cli_fail(qjit_context *ctx, qjit_status st, const char *what);
-/* Brings up the context's GPU (driver, primary context current on this
- * thread) and its compile target, even when QJIT_ARCH names one. */
-qjit_status cli_gpu(qjit_context *ctx, char arch[16]);
+/* The same with the reason `why` (a failure outside the context's calls). */
+int cli_fail_because(qjit_status st, const char *what, const char *why);
+struct cli_cuda;
+/* Brings up the GPU of a context made by cli_context: cu opened on its
+ * device (libcuda.h: primary context current on this thread; cu zeroed
+ * first, cli_cuda_close afterwards whatever this returns), and the
+ * context's compile target, even when QJIT_ARCH names one. On failure the
+ * reason is in cu->error. */
+qjit_status cli_gpu(qjit_context *ctx, struct cli_cuda *cu, char arch[16]);
 /* Compile variants into the cache, one printed row each (after the header):
  * one key, or every line of `list` (split in place; *count += keys). Each
  * failure is printed and counted in *failed; return 0, or 1 if any failed. */

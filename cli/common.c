@@ -3,7 +3,7 @@
  * into the cache one printed row each. */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "context.h"
+#include "libcuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,20 +37,24 @@ qjit_context *cli_context(const char *arch, const char *cache_dir)
     return ctx;
 }
 
-qjit_status cli_gpu(qjit_context *ctx, char arch[16])
+qjit_status cli_gpu(qjit_context *ctx, cli_cuda *cu, char arch[16])
 {
-    pthread_mutex_lock(&ctx->lock);
-    qjit_status st = qjit__context_driver(ctx);
-    if (st == QJIT_OK)
-        st = qjit__context_arch_locked(ctx, arch);
-    pthread_mutex_unlock(&ctx->lock);
+    /* cli_context's contexts take the default device, 0. */
+    qjit_status st = cli_cuda_open(cu, 0);
+    if (st == QJIT_OK && (st = qjit_context_arch(ctx, arch, 16)))
+        qjit_last_error_copy(ctx, cu->error, sizeof cu->error);
     return st;
+}
+
+int cli_fail_because(qjit_status st, const char *what, const char *why)
+{
+    fprintf(stderr, "qjit: %s failed: %s\n%s\n", what, qjit_status_name(st), why);
+    return 1;
 }
 
 int cli_fail(qjit_context *ctx, qjit_status st, const char *what)
 {
-    fprintf(stderr, "qjit: %s failed: %s\n%s\n", what, qjit_status_name(st), qjit_last_error(ctx));
-    return 1;
+    return cli_fail_because(st, what, qjit_last_error(ctx));
 }
 
 void cli_compile_header(void)

@@ -7,8 +7,7 @@
 #include "args.h"
 #include "bench_args.h"
 #include "cli.h"
-#include "context.h"
-#include "fp16.h"
+#include "libcuda.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +57,7 @@ typedef struct run_result {
     int from_cache;
     long long acc_mismatch;
     char key[512];
+    const char *why;              /* on failure: the reason, where it is not the context's last error */
 } run_result;
 
 static int cmp_float(const void *a, const void *b)
@@ -70,16 +70,18 @@ static int cmp_float(const void *a, const void *b)
     do {                                                                                                             \
         CUresult r_ = (call);                                                                                        \
         if (r_ != CUDA_SUCCESS) {                                                                                    \
-            qjit__cuda_error(ctx, d, r_, what);                                                                      \
+            res->why = cli_cuda_error(d, r_, what);                                                                  \
             st = QJIT_CUDA;                                                                                          \
             goto done;                                                                                               \
         }                                                                                                            \
     } while (0)
 
-static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, size_t blob_bytes, int parts,
-                         int64_t M, int64_t N, int64_t K, uint64_t *seed, const char *cache_dir, run_result *res)
+/* Checks and times the layer at M. On failure, res->why says why (NULL:
+ * the context's last error does). */
+static qjit_status run_m(qjit_context *ctx, cli_cuda *d, qjit_linear *lin, const void *blob, size_t blob_bytes,
+                         int parts, int64_t M, int64_t N, int64_t K, uint64_t *seed, const char *cache_dir,
+                         run_result *res)
 {
-    qjit__driver *d = &ctx->driver;
     qjit_status st = QJIT_OK;
     /* parts: a layer of two activation parts (w4ax) has two scales per
      * token and two planes of sums. */
@@ -92,11 +94,12 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
     CUevent e0 = NULL, e1 = NULL;
     memset(res, 0, sizeof *res);
     if (!X || !Y || !Xq || !sx || !Yref || !acc || !acc_ref) {
+        res->why = "out of host memory";
         st = QJIT_OUT_OF_MEMORY;
         goto done;
     }
     for (size_t i = 0; i < xn; i++)
-        X[i] = qjit__float_to_half(cli_normal(seed));
+        X[i] = qjit_half_from_float(cli_normal(seed));
     if ((st = qjit_reference_quantize_activations_for(ctx, blob, blob_bytes, M, X, Xq, sx)) ||
         (st = qjit_reference_gemm(ctx, blob, blob_bytes, M, Xq, sx, acc_ref, Yref)))
         goto done;
@@ -109,14 +112,18 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
         goto done;
     res->from_cache = info.from_cache;
     res->compile_s = info.total_seconds;
-    qjit_context *fresh = cli_context(ctx->arch, cache_dir);
+    char arch[16];
+    qjit_context *fresh = qjit_context_arch(ctx, arch, sizeof arch) == QJIT_OK ? cli_context(arch, cache_dir) : NULL;
     if (fresh) {
         qjit_compile_info hit;
         if (qjit_compile(fresh, res->key, NULL, &hit) == QJIT_OK && hit.from_cache)
             res->hit_s = hit.total_seconds;
         qjit_context_destroy(fresh);
     }
-    qjit__driver_bind(ctx, d);
+    if ((st = cli_cuda_bind(d))) {
+        res->why = d->error;
+        goto done;
+    }
     CHECK_CU(d->MemAlloc(&dX, xn * 2), "cuMemAlloc");
     CHECK_CU(d->MemAlloc(&dY, yn * 2), "cuMemAlloc");
     CHECK_CU(d->MemAlloc(&dA, yn * 4 * parts), "cuMemAlloc");
@@ -135,7 +142,7 @@ static qjit_status run_m(qjit_context *ctx, qjit_linear *lin, const void *blob, 
     for (size_t i = 0; i < yn * parts; i++)
         res->acc_mismatch += acc[i] != acc_ref[i];
     for (size_t i = 0; i < yn; i++) {
-        float y = qjit__half_to_float(Y[i]);
+        float y = qjit_float_from_half(Y[i]);
         double err = isnan(y) ? INFINITY : fabs((double)y - Yref[i]) / (ymax > 0 ? ymax : 1);
         if (err > res->max_rel)
             res->max_rel = err;
@@ -284,18 +291,20 @@ int cmd_demo(int argc, char **argv)
     if (!ctx)
         return 1;
     char arch[16];
-    qjit_status st = cli_gpu(ctx, arch);
-    if (st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE) {
-        char why[512];
-        qjit_last_error_copy(ctx, why, sizeof why);
-        why[strcspn(why, "\n")] = '\0';
-        printf("no usable GPU (%s): %s\n", qjit_status_name(st), why);
+    cli_cuda cu;
+    memset(&cu, 0, sizeof cu);
+    qjit_status st = cli_gpu(ctx, &cu, arch);
+    if (st) {
+        int rc = 0;
+        if (st == QJIT_NO_DRIVER || st == QJIT_NO_DEVICE)
+            printf("no usable GPU (%s): %.*s\n", qjit_status_name(st), (int)strcspn(cu.error, "\n"), cu.error);
+        else
+            rc = cli_fail_because(st, "finding the GPU", cu.error);
+        cli_cuda_close(&cu);
         qjit_context_destroy(ctx);
-        return precompile(cache_dir);
+        return rc ? rc : precompile(cache_dir);
     }
-    if (st)
-        return cli_fail(ctx, st, "finding the GPU");
-    printf("device: %s (%s), seed %llu\n", ctx->driver.name, arch, (unsigned long long)seed);
+    printf("device: %s (%s), seed %llu\n", cu.name, arch, (unsigned long long)seed);
     float *W = malloc((size_t)N * (size_t)K * sizeof *W);
     uint16_t *calib = a.sparsity > 0 ? malloc(sizeof(uint16_t) * QA_CALIB_ROWS * (size_t)K) : NULL;
     void *blob = NULL, *dense_blob = NULL;
@@ -342,9 +351,9 @@ int cmd_demo(int argc, char **argv)
     for (int mi = 0; mi < a.nms; mi++) {
         const int64_t M = a.ms[mi];
         run_result r;
-        st = run_m(ctx, lin, blob, bytes, ai.parts, M, N, K, &seed, cache_dir, &r);
+        st = run_m(ctx, &cu, lin, blob, bytes, ai.parts, M, N, K, &seed, cache_dir, &r);
         if (st) {
-            rc = cli_fail(ctx, st, "forward");
+            rc = cli_fail_because(st, "forward", r.why ? r.why : qjit_last_error(ctx));
             break;
         }
         int ok = r.acc_mismatch == 0 && r.max_rel < 1e-3;
@@ -352,9 +361,8 @@ int cmd_demo(int argc, char **argv)
         run_result rd;
         char over[32] = "";
         if (dense) {
-            if ((st = run_m(ctx, dense, dense_blob, dense_bytes, ai.parts, M, N, K, &seed,
-                            cache_dir, &rd))) {
-                rc = cli_fail(ctx, st, "forward (dense)");
+            if ((st = run_m(ctx, &cu, dense, dense_blob, dense_bytes, ai.parts, M, N, K, &seed, cache_dir, &rd))) {
+                rc = cli_fail_because(st, "forward (dense)", rd.why ? rd.why : qjit_last_error(ctx));
                 break;
             }
             ok = ok && rd.acc_mismatch == 0 && rd.max_rel < 1e-3;
@@ -376,5 +384,6 @@ done:
     free(calib);
     free(W);
     qjit_context_destroy(ctx);
+    cli_cuda_close(&cu);
     return rc;
 }

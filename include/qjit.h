@@ -95,6 +95,20 @@ typedef enum qjit_dtype {
     QJIT_DTYPE_BF16 = 3
 } qjit_dtype;
 
+/*! qjit_half_from_float(), qjit_bf16_from_float() :
+ *  @return the bits of the FP16 (IEEE binary16) or BF16 value nearest to f,
+ *  ties to even (the host side of a layer's tokens and outputs): overflow
+ *  gives Inf, Inf and signed zeros are kept, NaN stays NaN (FP16 keeps the top
+ *  bits of its payload, BF16 makes it quiet). Done on the bits: no
+ *  dependence on the host's rounding mode or F16C. (Added in 0.2.) */
+QJIT_API uint16_t qjit_half_from_float(float f);
+QJIT_API uint16_t qjit_bf16_from_float(float f);
+/*! qjit_float_from_half(), qjit_float_from_bf16() :
+ *  @return the FP32 value of FP16 or BF16 bits, exact (every such value is
+ *  an FP32 value; NaN stays NaN). (Added in 0.2.) */
+QJIT_API float qjit_float_from_half(uint16_t h);
+QJIT_API float qjit_float_from_bf16(uint16_t b);
+
 /*------------------------------------------------------------------------
  * Context
  *

@@ -1,6 +1,7 @@
-/* test_reference.c -- FP16 conversions (base/fp16.c) and the CPU reference
- * (runtime/reference.c): per-token activation quantization, and the
- * quantized GEMM over every scheme's packed weights, against a naive GEMM
+/* test_reference.c -- FP16 conversions (base/fp16.c, and qjit.h's face of
+ * them) and the CPU reference (runtime/reference.c): per-token activation
+ * quantization, and the quantized GEMM over every scheme's packed weights,
+ * against a naive GEMM
  * on the operand this file decodes itself from the documented formats
  * (runtime/packed.h, runtime/layout.h, each scheme file's header). */
 #define _GNU_SOURCE
@@ -138,6 +139,36 @@ START_TEST(float_to_half_rounding)
                 qjit__float_to_half(f), want);
         REQUIRE(qjit__float_to_half(-f) == (want | 0x8000), "negative midpoint above 0x%04x", h);
     }
+}
+END_TEST
+
+/* qjit.h's conversions are fp16.c's: every FP16 and BF16 bit pattern, and
+ * floats of every exponent (NaN, Inf and ties included). */
+START_TEST(public_conversions)
+{
+    for (uint32_t i = 0; i < 65536; i++) {
+        uint16_t h = (uint16_t)i;
+        float f = qjit_float_from_half(h), b = qjit_float_from_bf16(h);
+        uint32_t fu, fw, bu, bw;
+        float want_f = qjit__half_to_float(h), want_b = qjit__bf16_to_float(h);
+        memcpy(&fu, &f, 4);
+        memcpy(&fw, &want_f, 4);
+        memcpy(&bu, &b, 4);
+        memcpy(&bw, &want_b, 4);
+        REQUIRE(fu == fw, "qjit_float_from_half(0x%04x) = 0x%08x, fp16.c 0x%08x", h, fu, fw);
+        REQUIRE(bu == bw, "qjit_float_from_bf16(0x%04x) = 0x%08x, fp16.c 0x%08x", h, bu, bw);
+        REQUIRE(qjit_half_from_float(f) == qjit__float_to_half(f), "qjit_half_from_float(%a)", (double)f);
+        REQUIRE(qjit_bf16_from_float(b) == qjit__float_to_bf16(b), "qjit_bf16_from_float(%a)", (double)b);
+    }
+    qt_rng r = qt_rng_make(12);
+    for (int i = 0; i < 300000; i++) {
+        float f = qt_float_of((uint32_t)qt_next(&r));
+        REQUIRE(qjit_half_from_float(f) == qjit__float_to_half(f), "qjit_half_from_float(%a)", (double)f);
+        REQUIRE(qjit_bf16_from_float(f) == qjit__float_to_bf16(f), "qjit_bf16_from_float(%a)", (double)f);
+    }
+    ck_assert_uint_eq(qjit_half_from_float(65520.0f), 0x7C00);      /* ties to even: Inf */
+    ck_assert_uint_eq(qjit_bf16_from_float(1.0f + 0x1p-8f), 0x3F80); /* tie between 1 and 1 + 2^-7: even */
+    ck_assert(isnan(qjit_float_from_bf16(qjit_bf16_from_float(NAN))));
 }
 END_TEST
 
@@ -886,6 +917,7 @@ Suite *qjit_test_suite(void)
     const qt_test tests[] = {
         {"half_to_float", half_to_float_all, 1},
         {"float_to_half", float_to_half_rounding, 1},
+        {"public_conversions", public_conversions, 1},
         {"activations", activations_quantize, 2},
         {"activations_all_fp16", activations_all_fp16_values, 1},
         {"activations_rounding", activations_round_half_away, 1},
