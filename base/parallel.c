@@ -45,8 +45,17 @@ static int worker_count(int64_t count)
 qjit_status qjit__parallel_for(qjit_context *ctx, int64_t count, size_t scratch_bytes,
                                void (*fn)(void *arg, int64_t item, void *scratch), void *arg)
 {
-    if (count <= 0)
+    return qjit__parallel_run(ctx, count, scratch_bytes, NULL, fn, arg);
+}
+
+qjit_status qjit__parallel_run(qjit_context *ctx, int64_t count, size_t scratch_bytes, void (*begin)(void *arg),
+                               void (*fn)(void *arg, int64_t item, void *scratch), void *arg)
+{
+    if (count <= 0) {
+        if (begin)
+            begin(arg);
         return QJIT_OK;
+    }
     pf_job job = {.count = count, .fn = fn, .arg = arg};
     atomic_init(&job.next, 0);
     pf_worker workers[QJIT__MAX_THREADS] = {{0}};
@@ -59,6 +68,8 @@ qjit_status qjit__parallel_for(qjit_context *ctx, int64_t count, size_t scratch_
     if (ready == 0)
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory for %zu bytes of a worker's scratch",
                            scratch_bytes);
+    if (begin)
+        begin(arg);
     /* Worker 0 is this thread. */
     int started[QJIT__MAX_THREADS] = {0};
     for (int i = 1; i < ready; i++)

@@ -20,5 +20,10 @@
  * thread's scratch can be had. */
 qjit_status qjit__parallel_for(qjit_context *ctx, int64_t count, size_t scratch_bytes,
                                void (*fn)(void *arg, int64_t item, void *scratch), void *arg);
+/* The same, with begin(arg) called on this thread once the workers'
+ * scratch is had and before any item runs: what must happen only if the
+ * loop runs (writing the caller's output) goes there. */
+qjit_status qjit__parallel_run(qjit_context *ctx, int64_t count, size_t scratch_bytes, void (*begin)(void *arg),
+                               void (*fn)(void *arg, int64_t item, void *scratch), void *arg);
 
 #endif

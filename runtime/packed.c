@@ -8,6 +8,7 @@
 #include "fp16.h"
 #include "hash.h"
 #include "layout.h"
+#include "parallel.h"
 #include "residual.h"
 
 #include <math.h>
@@ -272,6 +273,46 @@ static void view_of(qjit__weights_view *v, const layout *l, uint32_t version, in
     }
 }
 
+/* The slabs of 16 weight rows, quantized on every CPU (qjit__parallel_for's
+ * items): each writes only its own bytes of the payload's sections. A
+ * worker's scratch: the slab as floats, then the scheme's scratch. */
+typedef struct slab_job {
+    const qjit__scheme *s;
+    const qjit__slabs *src;
+    int group;
+    int32_t param;
+    const uint8_t *const *layer;
+    uint8_t *sections[QJIT__MAX_SECTIONS];   /* NULL: a section of the layer's own */
+    size_t slab_scratch;                     /* where the scheme's scratch starts */
+    void *out;                               /* the buffer: `need` bytes, zeroed first */
+    size_t need;
+    uint8_t *payload;
+    const layout *l;
+    const size_t *own;                       /* bytes of each section of the layer's own */
+} slab_job;
+
+/* Before the slabs: the buffer zeroed, the layer's own sections copied in. */
+static void slabs_begin(void *arg)
+{
+    const slab_job *j = arg;
+    memset(j->out, 0, j->need);
+    for (int i = 0; i < j->s->nsections; i++)
+        if (j->own[i])
+            memcpy(j->payload + j->l->offset[i], j->layer[i], j->own[i]);
+}
+
+static void quantize_slab_item(void *arg, int64_t nb, void *scratch)
+{
+    const slab_job *j = arg;
+    const int64_t K = j->src->K;
+    uint8_t *dst[QJIT__MAX_SECTIONS];
+    for (int i = 0; i < j->s->nsections; i++)
+        dst[i] = j->sections[i] ? j->sections[i] + (size_t)nb * j->s->slab_bytes(i, K, j->group) : NULL;
+    float *slab = scratch;
+    qjit__slab_load(j->src, nb, slab);
+    j->s->quantize_slab(slab, K, j->group, j->param, j->layer, (unsigned char *)scratch + j->slab_scratch, dst);
+}
+
 qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int group, const void *W,
                                      qjit_dtype dtype, int64_t N, int64_t K, const qjit_quantize_options *opts_in,
                                      void *out, size_t capacity, size_t *written)
@@ -295,13 +336,12 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
         return st;
 
     const qjit__scheme *s = l.scheme;
-    size_t slab_floats = (size_t)(QJIT__PACK_N * K), scratch_bytes = s->scratch_bytes(K, group);
+    const size_t slab_bytes = ((size_t)(QJIT__PACK_N * K) * sizeof(float) + 63) & ~(size_t)63,
+                 scratch_bytes = slab_bytes + s->scratch_bytes(K, group);
     /* The layer's own bytes of its sections, made before anything is written. */
     size_t own[QJIT__MAX_SECTIONS] = {0}, own_bytes = 0;
     for (int i = 0; i < s->nsections; i++)
         own_bytes += own[i] = s->layer_bytes ? s->layer_bytes(i, K) : 0;
-    float *slab = qjit__alloc(ctx, slab_floats * sizeof(float));
-    void *scratch = qjit__alloc(ctx, scratch_bytes);
     uint8_t *layer_tmp = own_bytes ? qjit__alloc(ctx, own_bytes) : NULL;
     uint8_t *layer[QJIT__MAX_SECTIONS] = {0};
     size_t own_at = 0;
@@ -311,7 +351,7 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     }
     qjit__residual_work rw = {0};
     int32_t param = 0;
-    if (!slab || !scratch || (own_bytes && !layer_tmp))
+    if (own_bytes && !layer_tmp)
         st = qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory quantizing weights (K=%lld)", (long long)K);
     if (st == QJIT_OK && rp.max_blocks)
         st = qjit__residual_begin(ctx, &rp, &opts, K, &rw);
@@ -319,30 +359,21 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
         st = s->prepare(ctx, &src, group, &opts, &param);
     if (st == QJIT_OK && s->prepare_layer)
         st = s->prepare_layer(ctx, &src, group, &opts, &param, layer);
+    uint8_t *hdr = out, *payload = hdr + most.header;
+    if (st == QJIT_OK) {
+        /* The slabs, on every CPU, once the workers' scratch is had: the
+         * buffer is written only then (slabs_begin). */
+        slab_job job = {s, &src, group, param, (const uint8_t *const *)layer, {NULL}, slab_bytes, out, need,
+                        payload, &l, own};
+        for (int i = 0; i < s->nsections; i++)
+            job.sections[i] = own[i] ? NULL : payload + l.offset[i];
+        st = qjit__parallel_run(ctx, N / QJIT__PACK_N, scratch_bytes, slabs_begin, quantize_slab_item, &job);
+    }
+    qjit__free(ctx, layer_tmp, own_bytes);
     if (st) {
-        qjit__free(ctx, slab, slab_floats * sizeof(float));
-        qjit__free(ctx, scratch, scratch_bytes);
-        qjit__free(ctx, layer_tmp, own_bytes);
         qjit__residual_end(ctx, &rw);
         return st;
     }
-
-    /* From here nothing can fail: the input is finite and the scratch is ours. */
-    uint8_t *hdr = out, *payload = hdr + most.header;
-    memset(out, 0, need);
-    for (int i = 0; i < s->nsections; i++)
-        if (own[i])
-            memcpy(payload + l.offset[i], layer[i], own[i]);
-    for (int64_t nb = 0; nb < N / QJIT__PACK_N; nb++) {
-        uint8_t *dst[QJIT__MAX_SECTIONS];
-        for (int i = 0; i < s->nsections; i++)
-            dst[i] = own[i] ? NULL : payload + l.offset[i] + (size_t)nb * s->slab_bytes(i, K, group);
-        qjit__slab_load(&src, nb, slab);
-        s->quantize_slab(slab, K, group, param, (const uint8_t *const *)layer, scratch, dst);
-    }
-    qjit__free(ctx, slab, slab_floats * sizeof(float));
-    qjit__free(ctx, scratch, scratch_bytes);
-    qjit__free(ctx, layer_tmp, own_bytes);
 
     uint32_t flags = 0, residual = 0;
     layout fin = l;

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "fp16.h"
 #include "packed.h"
+#include "parallel.h"
 #include "scheme.h"
 #include "tune.h"
 
@@ -394,6 +395,25 @@ qjit_status qjit_tune_layer(qjit_context *ctx, const void *packed, size_t bytes,
     return st;
 }
 
+/* Random weights of a shape, 16 rows at a time on every CPU (each run of
+ * rows its own stream, so the values do not depend on the CPUs). */
+typedef struct random_rows {
+    float *w;
+    int64_t N, K;
+    uint64_t seed;
+} random_rows;
+
+static void random_slab(void *arg, int64_t slab, void *scratch)
+{
+    (void)scratch;
+    const random_rows *r = arg;
+    uint64_t seed = r->seed ^ ((uint64_t)slab * 0x9E3779B97F4A7C15ull);
+    const int64_t rows = r->N - slab * 16 < 16 ? r->N - slab * 16 : 16;
+    float *w = r->w + (size_t)slab * 16 * (size_t)r->K;
+    for (size_t i = 0; i < (size_t)rows * (size_t)r->K; i++)
+        w[i] = 0.02f * normal(&seed);
+}
+
 qjit_status qjit_tune_shape(qjit_context *ctx, qjit_scheme scheme, int group, int64_t N, int64_t K,
                             const qjit_tune_options *opts, qjit_tune_report *report)
 {
@@ -418,8 +438,9 @@ qjit_status qjit_tune_shape(qjit_context *ctx, qjit_scheme scheme, int group, in
         goto done;
     }
     uint64_t seed = 0x2545F4914F6CDD1Dull ^ (uint64_t)(N * 131 + K);
-    for (size_t i = 0; i < wn; i++)
-        w[i] = 0.02f * normal(&seed);
+    random_rows rows = {w, N, K, seed};
+    if ((st = qjit__parallel_for(ctx, (N + 15) / 16, 0, random_slab, &rows)))
+        goto done;
     for (size_t i = 0; i < cn; i++)   /* a few channels of outliers, as LLM activations have */
         calib[i] = normal(&seed) * ((i % (size_t)K) % 97 == 0 ? 20.0f : 1.0f);
     if (two_part) {
