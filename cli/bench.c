@@ -720,9 +720,8 @@ static void json_host_split(FILE *f, const char *suffix, const host_cost *h)
 float *bench_layer_weights(bench *b, long long N, long long K)
 {
     float *W = malloc(sizeof(float) * (size_t)(N * K));
-    uint64_t seed = b->seed + (uint64_t)(N * 131 + K);
-    for (size_t i = 0; W && i < (size_t)(N * K); i++)
-        W[i] = 0.02f * cli_normal(&seed);
+    if (W)
+        cli_fill_normal(W, (size_t)(N * K), b->seed + (uint64_t)(N * 131 + K), 0.02f);
     return W;
 }
 

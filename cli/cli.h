@@ -8,6 +8,9 @@
 /* Seeded random numbers for generated inputs (random.c). */
 uint64_t cli_random(uint64_t *state);
 float cli_normal(uint64_t *state);
+/* out[0..n) = scale x normals, on every CPU: chunks of 65536 values, each
+ * from its own stream of `seed`, so the values do not depend on the CPUs. */
+void cli_fill_normal(float *out, size_t n, uint64_t seed, float scale);
 
 /* Creates a context from the common options (--arch, --cache-dir); prints
  * the error and returns NULL on failure. */

@@ -313,8 +313,8 @@ int cmd_demo(int argc, char **argv)
     /* bytes, dense_bytes: sized when the options were checked */
     if (!W || !(blob = malloc(bytes)) || (a.sparsity > 0 && (!calib || !(dense_blob = malloc(dense_bytes)))))
         goto done;
-    for (size_t i = 0; i < (size_t)N * (size_t)K; i++)
-        W[i] = 0.02f * cli_normal(&seed);
+    cli_fill_normal(W, (size_t)N * (size_t)K, seed, 0.02f);
+    cli_random(&seed);
     if (calib) {
         /* The residual's blocks chosen as a user would: weighted by
          * calibration rows with LLM activations' outlier channels. */

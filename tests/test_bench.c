@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "bench_args.h"
+#include "cli.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -483,6 +484,40 @@ START_TEST(floor_and_tops)
 }
 END_TEST
 
+
+/* cli_fill_normal: the same values whatever the CPUs (each chunk of 65536
+ * its own stream of the seed, as a chunk made alone), another seed others,
+ * and normals (mean 0, deviation 1). */
+START_TEST(normals_filled_on_every_cpu)
+{
+    const size_t n = 3 * 65536 + 123;
+    float *a = qt_xmalloc(n * sizeof *a), *b = qt_xmalloc(n * sizeof *b);
+    cli_fill_normal(a, n, 7, 1.0f);
+    cli_fill_normal(b, n, 7, 1.0f);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    for (size_t c = 0; c < 4; c++) {
+        uint64_t state = 7 ^ ((uint64_t)c * 0xD1B54A32D192ED03ull);
+        cli_random(&state);
+        for (size_t i = c * 65536; i < n && i < (c + 1) * 65536; i++)
+            ck_assert_msg(a[i] == cli_normal(&state), "value %zu", i);
+    }
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += a[i];
+        sq += (double)a[i] * a[i];
+    }
+    const double mean = sum / (double)n, dev = sqrt(sq / (double)n - mean * mean);
+    ck_assert_msg(fabs(mean) < 0.01 && fabs(dev - 1) < 0.01, "mean %g, deviation %g", mean, dev);
+    cli_fill_normal(b, n, 8, 2.0f);
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++)
+        same += a[i] * 2.0f == b[i];
+    ck_assert_uint_lt(same, 10);
+    free(a);
+    free(b);
+}
+END_TEST
+
 Suite *qjit_test_suite(void)
 {
     Suite *s = suite_create("bench");
@@ -505,6 +540,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(math, geomean);
     tcase_add_test(math, best_peer);
     tcase_add_test(math, floor_and_tops);
+    tcase_add_test(math, normals_filled_on_every_cpu);
     tcase_set_timeout(math, 30);
     qt_add(s, math, 0);
     return s;
