@@ -323,7 +323,9 @@ QJIT_API qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, 
 
 /*! qjit_quantize_weights() : quantizes W (row-major N x K, dtype) and packs it
  *  into the kernel layout, with a header and checksum, into out[0..capacity).
- *  The buffer is self-describing and may be stored and reloaded.
+ *  The buffer is self-describing and may be stored and reloaded. The rows
+ *  are quantized on every CPU (threads started and joined within the call;
+ *  the result does not depend on their number).
  *  @return QJIT_INVALID_ARGUMENT for NaN/Inf weights or bad sizes;
  *  QJIT_OVERFLOW if capacity is too small. ctx may be NULL. */
 QJIT_API qjit_status qjit_quantize_weights(qjit_context *ctx, qjit_scheme scheme, int group,
