@@ -273,7 +273,7 @@ static void view_of(qjit__weights_view *v, const layout *l, uint32_t version, in
     }
 }
 
-/* The slabs of 16 weight rows, quantized on every CPU (qjit__parallel_for's
+/* The slabs of 16 weight rows, quantized on every CPU (qjit__parallel_run's
  * items): each writes only its own bytes of the payload's sections. A
  * worker's scratch: the slab as floats, then the scheme's scratch. */
 typedef struct slab_job {
@@ -336,8 +336,8 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
         return st;
 
     const qjit__scheme *s = l.scheme;
-    const size_t slab_bytes = ((size_t)(QJIT__PACK_N * K) * sizeof(float) + 63) & ~(size_t)63,
-                 scratch_bytes = slab_bytes + s->scratch_bytes(K, group);
+    const size_t floats_bytes = ((size_t)(QJIT__PACK_N * K) * sizeof(float) + 63) & ~(size_t)63,
+                 scratch_bytes = floats_bytes + s->scratch_bytes(K, group);
     /* The layer's own bytes of its sections, made before anything is written. */
     size_t own[QJIT__MAX_SECTIONS] = {0}, own_bytes = 0;
     for (int i = 0; i < s->nsections; i++)
@@ -363,7 +363,7 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     if (st == QJIT_OK) {
         /* The slabs, on every CPU, once the workers' scratch is had: the
          * buffer is written only then (slabs_begin). */
-        slab_job job = {s, &src, group, param, (const uint8_t *const *)layer, {NULL}, slab_bytes, out, need,
+        slab_job job = {s, &src, group, param, (const uint8_t *const *)layer, {NULL}, floats_bytes, out, need,
                         payload, &l, own};
         for (int i = 0; i < s->nsections; i++)
             job.sections[i] = own[i] ? NULL : payload + l.offset[i];
