@@ -12,6 +12,7 @@
 #include "residual.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,24 +187,53 @@ qjit_status qjit_packed_size(qjit_scheme scheme, int group, int64_t N, int64_t K
  * Writing
  *------------------------------------------------------------------------*/
 
+/* The first weight (row-major) that is NaN or infinite, sought in runs of
+ * 16 rows on every CPU (qjit__parallel_for's items): its index, or -1. */
+typedef struct nonfinite_job {
+    const qjit__slabs *s;
+    atomic_llong first;
+} nonfinite_job;
+
+static int nonfinite_at(const qjit__slabs *s, size_t i)
+{
+    if (s->dtype == QJIT_DTYPE_F32)
+        return !isfinite(((const float *)s->W)[i]);
+    return (((const uint16_t *)s->W)[i] & 0x7C00u) == 0x7C00u;
+}
+
+static void nonfinite_rows(void *arg, int64_t item, void *scratch)
+{
+    (void)scratch;
+    nonfinite_job *j = arg;
+    const size_t K = (size_t)j->s->K, begin = (size_t)item * 16 * K;
+    size_t end = begin + 16 * K;
+    if (end > (size_t)j->s->N * K)
+        end = (size_t)j->s->N * K;
+    for (size_t i = begin; i < end; i++)
+        if (nonfinite_at(j->s, i)) {
+            long long seen = atomic_load(&j->first);
+            while ((seen < 0 || (long long)i < seen) && !atomic_compare_exchange_weak(&j->first, &seen, (long long)i))
+                ;
+            return;
+        }
+}
+
 static qjit_status find_nonfinite(qjit_context *ctx, const qjit__slabs *s)
 {
-    for (int64_t n = 0; n < s->N; n++)
-        for (int64_t k = 0; k < s->K; k++) {
-            size_t i = (size_t)(n * s->K + k);
-            if (s->dtype == QJIT_DTYPE_F32) {
-                float v = ((const float *)s->W)[i];
-                if (!isfinite(v))
-                    return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight W[%lld, %lld] is %s", (long long)n,
-                                       (long long)k, isnan(v) ? "NaN" : "infinite");
-            } else {
-                uint16_t h = ((const uint16_t *)s->W)[i];
-                if ((h & 0x7C00u) == 0x7C00u)
-                    return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight W[%lld, %lld] is %s (FP16 0x%04x)",
-                                       (long long)n, (long long)k, (h & 0x3FFu) ? "NaN" : "infinite", h);
-            }
-        }
-    return QJIT_OK;
+    nonfinite_job job = {s, -1};
+    qjit_status st = qjit__parallel_for(ctx, (s->N + 15) / 16, 0, nonfinite_rows, &job);
+    const long long i = atomic_load(&job.first);
+    if (st || i < 0)
+        return st;
+    const long long n = i / s->K, k = i % s->K;
+    if (s->dtype == QJIT_DTYPE_F32) {
+        const float v = ((const float *)s->W)[i];
+        return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight W[%lld, %lld] is %s", n, k,
+                           isnan(v) ? "NaN" : "infinite");
+    }
+    const uint16_t h = ((const uint16_t *)s->W)[i];
+    return qjit__error(ctx, QJIT_INVALID_ARGUMENT, "weight W[%lld, %lld] is %s (FP16 0x%04x)", n, k,
+                       (h & 0x3FFu) ? "NaN" : "infinite", h);
 }
 
 void qjit_quantize_options_init(qjit_quantize_options *opts)
