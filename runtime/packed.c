@@ -312,13 +312,12 @@ typedef struct slab_job {
     int group;
     int32_t param;
     const uint8_t *const *layer;
-    uint8_t *sections[QJIT__MAX_SECTIONS];   /* NULL: a section of the layer's own */
     size_t slab_scratch;                     /* where the scheme's scratch starts */
     void *out;                               /* the buffer: `need` bytes, zeroed first */
     size_t need;
     uint8_t *payload;
     const layout *l;
-    const size_t *own;                       /* bytes of each section of the layer's own */
+    const size_t *own;                       /* bytes of each section of the layer's own (0: a slab section) */
 } slab_job;
 
 /* Before the slabs: the buffer zeroed, the layer's own sections copied in. */
@@ -337,7 +336,7 @@ static void quantize_slab_item(void *arg, int64_t nb, void *scratch)
     const int64_t K = j->src->K;
     uint8_t *dst[QJIT__MAX_SECTIONS];
     for (int i = 0; i < j->s->nsections; i++)
-        dst[i] = j->sections[i] ? j->sections[i] + (size_t)nb * j->s->slab_bytes(i, K, j->group) : NULL;
+        dst[i] = j->own[i] ? NULL : j->payload + j->l->offset[i] + (size_t)nb * j->s->slab_bytes(i, K, j->group);
     float *slab = scratch;
     qjit__slab_load(j->src, nb, slab);
     j->s->quantize_slab(slab, K, j->group, j->param, j->layer, (unsigned char *)scratch + j->slab_scratch, dst);
@@ -393,10 +392,8 @@ qjit_status qjit_quantize_weights_ex(qjit_context *ctx, qjit_scheme scheme, int 
     if (st == QJIT_OK) {
         /* The slabs, on every CPU, once the workers' scratch is had: the
          * buffer is written only then (slabs_begin). */
-        slab_job job = {s, &src, group, param, (const uint8_t *const *)layer, {NULL}, floats_bytes, out, need,
+        slab_job job = {s, &src, group, param, (const uint8_t *const *)layer, floats_bytes, out, need,
                         payload, &l, own};
-        for (int i = 0; i < s->nsections; i++)
-            job.sections[i] = own[i] ? NULL : payload + l.offset[i];
         st = qjit__parallel_run(ctx, N / QJIT__PACK_N, scratch_bytes, slabs_begin, quantize_slab_item, &job);
     }
     qjit__free(ctx, layer_tmp, own_bytes);
