@@ -10,11 +10,12 @@ local D = {}
 -- MMA's n side, so M = 1..16 wastes no weight traffic); large M uses
 -- square-ish tiles to reuse each dequantized weight across many tokens.
 -- A bucket may list `alts`: variants used instead, the first whose
--- conditions hold (max_n: N at most this; arch: only for this target;
+-- conditions hold (max_n / min_n: N at most / at least this; arch: only for this target;
 -- k_multiple: K a multiple of this; min_kloop / max_kloop: at least / at
 -- most this many K tiles per CTA at the split chosen; sparse: only for
 -- weights that carry a residual; no_fold: not for schemes that rescale
--- per group in the K loop).
+-- per group in the K loop; producer: never for weights with a residual,
+-- whose pipe has no producer warpgroup).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -107,6 +108,26 @@ local function narrow(max_m)
   return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x64x128", warps = "1x4",
            stages = 8, split = "auto", per_sm = 1, reduce = "cluster" }
 end
+-- Past 512 tokens: 256x128 tiles on two MMA warpgroups of 128 tokens each
+-- beside a producer warpgroup (producer=wg: the ring filled by a warpgroup
+-- of its own, setmaxnreg giving its registers to the MMA warpgroups, one
+-- CTA per SM) read each weight tile once per 256 tokens and never stop
+-- the MMA warps for a refill. Measured on the H100 against the 128x128
+-- tile (bench/results/2026-11-27-session28, c2): 28672x4096 at M = 1024 /
+-- 4096 237.1 / 908.6 -> 206.8 / 797.6 us, 4096x14336 124.4 / 458.9 ->
+-- 108.2 / 402.5, 12288x4096 107.3 / 390.1 -> 96.2 / 361.4, 4096x4096
+-- 46.1 / 163.7 -> 42.1 / 151.5; at M = 256..512 it wins only on the widest
+-- layer (28672x4096 M = 512 125.8 -> 119.4; 4096x4096 31.3 -> 35.2;
+-- 12288x4096 59.1 -> 62.5), so there from N = 16384 on. Not for the fold
+-- schemes: their per-group sums do not fit a 128x128 warpgroup tile. The
+-- same for 8-bit weights (results c3), whose 128x128 tile it beats by
+-- 1.2-1.7x past 512 tokens (28672x4096 at M = 4096 1509 -> 907 us) and at
+-- M = 512 from N = 8192 on (12288x4096 85.9 -> 64.9; 4096x4096 30.5 ->
+-- 34.3).
+local function large_wg(min_n)
+  return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "256x128x128", warps = "2x4",
+           stages = 4, split = 1, producer = "wg", no_fold = true }
+end
 -- The few-token buckets past the decode pipe and the 4096-wide layers,
 -- swept for the 4-bit scheme whose per-group rescale (INT32 group sums
 -- beside the accumulators) makes registers dearest, then timed for the
@@ -157,9 +178,9 @@ D.BUCKETS = {
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
-    alts = { wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
+    alts = { large_wg(16384), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
-    alts = { wgmma_128(1) } },
+    alts = { large_wg(), wgmma_128(1) } },
 }
 
 -- 8-bit weights (a scheme whose layout says bits = 8) stream twice the
@@ -181,7 +202,12 @@ D.BUCKETS = {
 --   at split 2; 4096x4096: 19.2 vs 19.0).
 --   M <= 128: the 4-bit choices, but one CTA per SM and a 6-stage ring
 --   whenever one wave fills 60 % of the SMs (10240x8192: 50.4 vs 60.9).
---   M > 128: the 4-bit table's buckets, not tuned for 8-bit weights yet.
+--   M = 129..512: the 4-bit table's tiles, but the producer warpgroup's
+--   256x128 one from N = 8192 on (large_wg): the 128x128 tile's 4-stage
+--   ring of 8-bit weights leaves room for one CTA per SM, not two
+--   (bench/results/2026-11-27-session28, c4: at M = 256 57344x8192 357 us
+--   and 8192x8192 74 us on it, at M = 512 397 / 61 on large_wg). Past 512
+--   tokens the 4-bit table's.
 local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 64 }
 D.BUCKETS_W8 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
@@ -198,7 +224,10 @@ D.BUCKETS_W8 = {
                split = 2 } } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
-  D.BUCKETS[6], D.BUCKETS[8],             -- M > 128: the 4-bit choices (not M <= 512's one wave: unmeasured)
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
+    alts = { large_wg(8192), wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1, alts = { large_wg(8192), wgmma_128(1) } },
+  D.BUCKETS[8],
 }
 
 -- Two activation parts (G.check_parts): two sums per output, K split
@@ -357,9 +386,9 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local L = SCHEMES.get(scheme).layout(group)
   local v, bm, bn, bk, split, stages, per_sm
   for _, alt in ipairs(b.alts or {}) do
-    if (not alt.max_n or N <= alt.max_n) and (not alt.arch or alt.arch == archn)
+    if (not alt.max_n or N <= alt.max_n) and (not alt.min_n or N >= alt.min_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.sparse or res)
-       and (not alt.no_fold or not L.fold) then
+       and (not alt.no_fold or not L.fold) and (not alt.producer or not res) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages, per_sm = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
       local kloop = (K // bk) // split
@@ -376,9 +405,10 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   end
   local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
   local pipe = v.pipe or "multistage"
-  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s%s",
+  local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s%s%s",
                             scheme, group, bm, bn, bk, v.warps, stages, split, pipe, arch, reduce,
-                            v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "")
+                            v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "",
+                            v.producer and ";producer=" .. v.producer or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
@@ -695,6 +725,10 @@ D.MAX_CANDIDATES = 64
 local EXPLORE = {
   { tile = "128x256x128", warps = "1x8", stages = 4, split = 1, pipe = "tma", arch = "sm_90a" },
   { tile = "256x128x128", warps = "2x4", stages = 4, split = 1, pipe = "tma", arch = "sm_90a" },
+  -- With a producer warpgroup (the table's past 512 tokens: large_wg).
+  { tile = "128x256x128", warps = "1x8", stages = 5, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg" },
+  { tile = "256x128x128", warps = "2x4", stages = 4, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg" },
+  { tile = "128x128x128", warps = "1x8", stages = 6, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg" },
   { tile = "128x128x128", warps = "2x4", stages = 6, split = 1, pipe = "tma", arch = "sm_90a" },
   { tile = "64x256x128",  warps = "1x8", stages = 4, split = "auto", pipe = "tma", arch = "sm_90a" },
   -- The few-token pipe (any arch): other slabs of weight rows per CTA and
@@ -746,9 +780,10 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   for _, v in ipairs(families) do
     local bm = tonumber(v.tile:match("^(%d+)x"))
     if (not v.arch or v.arch == archn) and (not v.k_multiple or K % v.k_multiple == 0) and (not v.sparse or res)
-       and (not v.no_fold or not L.fold) and bm >= lo and bm <= hi then
+       and (not v.no_fold or not L.fold) and (not v.producer or not res) and bm >= lo and bm <= hi then
       local fam = { max_m = max_m, tile = v.tile, warps = v.warps, stages = v.stages, split = v.split,
-                    per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash }
+                    per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash,
+                    producer = v.producer }
       local ok, key = pcall(gemm_key, S.name, group, fam, N, K, arch, sms, res)
       if ok then
         try(key)

@@ -189,7 +189,7 @@ static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt
 //% end
 //% end
 
-extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
+extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
 {{ render("lib/wgmma_head.cu", { p = p }) }}
@@ -243,6 +243,43 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
         residual_issue(ring, smem_base, rfull0, rempty0, 0, -1, lane, rweight);
 //% end
     }
+//% elseif p.producer == 1 then
+    /* The producer warpgroup (past the MMA warpgroups) keeps few registers
+     * and gives the rest to them (setmaxnreg: every warp of a warpgroup
+     * executes it). Its first lane fills the ring -- the first stages'
+     * weights before the activation kernel is waited for, their tokens
+     * after -- then refills each slot once every MMA warp has released
+     * it, with the tile STAGES ahead; then the warpgroup leaves (an exited
+     * warp holds up no CTA or cluster barrier). */
+    if (warp >= THREADS / 32) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 {{ p.regs_producer }};\n" ::: "memory");
+        /* A CTA lets the next kernel start once all its threads have said so
+         * or left (the next kernel waits for this one before it reads). */
+        asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+        if (tid == THREADS) {
+            for (int s = 0; s < STAGES && s < ktiles; ++s) {
+                mbar_expect_tx(full0 + s * 8, TX_BYTES);
+                tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
+                                       n_cta, m_cta);
+            }
+            asm volatile("griddepcontrol.wait;\n" ::: "memory");
+            for (int s = 0; s < STAGES && s < ktiles; ++s)
+                tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
+                                       n_cta, m_cta);
+            for (int kt = STAGES; kt < ktiles; ++kt) {
+                const int slot = kt % STAGES;
+                mbar_wait(empty0 + slot * 8, (kt / STAGES - 1) & 1);
+                mbar_expect_tx(full0 + slot * 8, TX_BYTES);
+                tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, xmap, wmap,
+                                      {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 {{ p.regs_consumer }};\n" ::: "memory");
+    /* The MMA warpgroups read the activation kernel's scales in the epilogue. */
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");  /* as lib/token_wait.cu */
 //% else
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s) {
@@ -251,12 +288,14 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                                    n_cta, m_cta);
         }
 //% end
+//% if p.producer == 0 then
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");  /* as lib/token_wait.cu */
     if (tid == 0)
         for (int s = 0; s < STAGES && s < ktiles; ++s)
             tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
                                    n_cta, m_cta);
+//% end
 
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu", { p = p }) }}

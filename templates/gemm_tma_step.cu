@@ -35,7 +35,7 @@
         if (warp == R_WARP)
             residual_issue(ring, smem_base, rfull0, rempty0, kt, -1, lane, rweight);
 //% end
-//% else
+//% elseif p.producer == 0 then
         if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles) {
             const int slot = (kt - 1) % STAGES;
             mbar_wait(empty0 + slot * 8, ((kt - 1) / STAGES) & 1);

@@ -171,6 +171,12 @@ V.KINDS = {
       -- back by the epilogue, instead of a second set in registers (0 or
       -- absent, the default).
       stash  = { norm = norm_int("stash", 0, 1) },
+      -- producer=wg (pipe=tma, dense): the ring filled by a warpgroup of
+      -- its own (one lane issues the copies) that gives its registers to
+      -- the MMA warpgroups (setmaxnreg) and leaves once its last copy is
+      -- issued; producer=thread (the default, unnamed in the canonical
+      -- key): by the first thread of the first warp, between its MMAs.
+      producer = { norm = norm_choice("producer", { thread = "thread", wg = "wg" }) },
       -- mma=s4 (schemes of 4-bit weights and one part of 4-bit tokens,
       -- pipe=multistage): the INT4 tensor-core MMA (mma.sync m16n8k64 .s4,
       -- sm_80/86/89), the tokens packed two per byte by the activation
@@ -294,6 +300,11 @@ function V.parse(text, default_arch)
   if f.rslots == "0" then f.rslots = nil end
   if f.rslots and not f.sparsity then bad("rslots=" .. f.rslots .. " needs a budget (sparsity > 0)") end
   if f.stash == "0" then f.stash = nil end
+  if f.producer == "thread" then f.producer = nil end
+  if f.producer and (f.kernel ~= "gemm" or f.pipe ~= "tma" or f.sparsity) then
+    bad("producer=wg is for the dense TMA pipe (pipe=tma without a residual), not "
+        .. (f.sparsity and "a kernel with a residual (sparsity=" .. f.sparsity .. ")" or "pipe=" .. tostring(f.pipe)))
+  end
   if f.mma == "s8" then f.mma = nil end
   if f.pack == "1" then f.pack = nil end
   if f.scales == "2" then f.scales = nil end

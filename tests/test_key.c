@@ -109,6 +109,7 @@ static void expect_bad(qjit_context *ctx, const char *key, qjit_status want, con
 }
 
 static void expect_refused(qjit_context *ctx, const char *key, const char *words);
+static char *source_with(qjit_context *ctx, const char *key, const char *const *has, const char *const *lacks);
 
 START_TEST(bad_keys_are_rejected)
 {
@@ -136,6 +137,31 @@ START_TEST(bad_keys_are_rejected)
         ck_assert_ptr_null(strstr(a, "stash"));
         canon(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;stash=1", a);
         ck_assert_ptr_nonnull(strstr(a, ";stash=1;"));
+    }
+    /* producer=wg (a warpgroup of its own fills the ring): the dense TMA
+     * pipe only; thread is the default, unnamed. Two CTAs per SM leave the
+     * MMA warpgroups too few registers for a 128x128 tile. */
+    expect_refused(ctx, "pipe=wgmma;tile=64x128x128;warps=1x8;producer=wg", "producer=wg is for the dense TMA pipe");
+    expect_refused(ctx, "tile=32x128x128;warps=1x4;producer=wg", "producer=wg is for the dense TMA pipe");
+    expect_refused(ctx, "pipe=tma;tile=64x128x128;warps=1x8;sparsity=0.1;producer=wg", "dense TMA pipe");
+    expect_refused(ctx, "pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg",
+                   "with producer=wg and 2 CTAs per SM the MMA warpgroups get 112");
+    expect_bad(ctx, "producer=both", QJIT_INVALID_KEY, "producer");
+    {
+        char a[1024], b[1024];
+        canon(ctx, "pipe=tma;tile=128x128x128;warps=1x8;producer=thread", a);
+        canon(ctx, "pipe=tma;tile=128x128x128;warps=1x8", b);
+        ck_assert_str_eq(a, b);
+        canon(ctx, "pipe=tma;tile=128x256x128;warps=1x8;stages=5;producer=wg", a);
+        ck_assert_ptr_nonnull(strstr(a, ";producer=wg;"));
+        /* The warpgroup is past the MMA warpgroups: 384 threads a CTA, one
+         * CTA per SM (168 registers each at launch), the ring's slots
+         * released by the 8 MMA warps; the producer keeps 24 registers and
+         * the MMA warpgroups take (65536 - 128 x 24) / 256 = 244 -> 240. */
+        const char *has[] = {"__launch_bounds__(384, 1)", "#define THREADS 256", "if (warp >= THREADS / 32)",
+                             "setmaxnreg.dec.sync.aligned.u32 24;", "setmaxnreg.inc.sync.aligned.u32 240;", NULL};
+        const char *lacks[] = {"if (tid == 0 && kt > 0 && kt - 1 + STAGES < ktiles)", NULL};
+        qjit_free(ctx, source_with(ctx, a, has, lacks));
     }
     expect_bad(ctx, "g=32", QJIT_INVALID_KEY, "multiple of 64");
     expect_bad(ctx, "scheme=w8a8;g=128", QJIT_INVALID_KEY, "per-channel weights only");
@@ -1203,6 +1229,16 @@ START_TEST(sparse_layer_plans)
                     ck_assert_ptr_nonnull(strstr(dk, "pipe=multistage;"));
                 continue;
             }
+            /* Past 512 tokens the dense kernel has a producer warpgroup,
+             * which the residual's pipe does not: the twin is the 128x128
+             * tile the table takes otherwise. */
+            if (strstr(dk, "producer=wg")) {
+                ck_assert(max_m == 0 || (max_m == 512 && shapes[i][0] >= 16384));
+                ck_assert_ptr_null(strstr(sk, "producer="));
+                ck_assert_ptr_nonnull(strstr(sk, "pipe=tma;"));
+                ck_assert_ptr_nonnull(strstr(sk, "tile=128x128x128;"));
+                continue;
+            }
             const char *ds = strstr(dk, "stages="), *ss = strstr(sk, "stages=");
             ck_assert_ptr_nonnull(ds);
             ck_assert_ptr_nonnull(ss);
@@ -1386,7 +1422,11 @@ START_TEST(dispatch_few_token_tiles)
     plan_keys(ctx, "57344", "8192", lqq);
     ck_assert_ptr_nonnull(strstr(lqq[1], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128"));
     ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
-    for (int i = 0; i < 7; i++) {
+    /* Up to 256 tokens; past them the wide layer takes the producer
+     * warpgroup's 256x128 tile, which the per-group sums do not fit. */
+    ck_assert_ptr_nonnull(strstr(lqq[6], "producer=wg;"));
+    ck_assert_ptr_null(strstr(is[6], "producer="));
+    for (int i = 0; i < 6; i++) {
         char *at = strstr(lqq[i], "scheme=w4a8-lqq");
         ck_assert_ptr_nonnull(at);
         memcpy(at, "scheme=w4a8-is;", 15);

@@ -43,7 +43,12 @@
 //%     if p.split == 1 then
         if (tid == 0)
             stash_slot = stash_claim(counters, nwords);
+//%       if p.producer == 1 then
+        /* The MMA warpgroups only: the producer may still be refilling. */
+        asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
+//%       else
         __syncthreads();
+//%       end
         int *sums8 = stash + (size_t)stash_slot * (BM * BN);
 //%     else
         int *sums8 = partials + ((size_t)(blockIdx.y * gridDim.x + blockIdx.x) * SPLIT + blockIdx.z) * (size_t)(2 * BM * BN);

@@ -8,7 +8,7 @@
 #define BK {{ p.tile_k }}
 #define WG_M {{ p.warps_m }}            /* warpgroups along the tokens */
 #define WG_N {{ p.wg_n }}               /* warpgroups along the weight rows */
-#define THREADS {{ p.threads }}
+#define THREADS {{ p.consumers }}              /* the MMA warpgroups' threads (a producer warpgroup is past them) */
 #define STAGES {{ p.stages }}
 #define GROUP {{ p.group }}             /* 0: one group per row (per channel) */
 #define MI {{ p.mi }}                   /* 64-row wgmma blocks per warpgroup */

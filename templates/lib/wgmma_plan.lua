@@ -16,7 +16,13 @@
 --   stages=S        shared-memory ring of S stages, S-2 K tiles in flight
 --                   (one slot is still read by the wgmma in flight)
 --   split           CTAs per output tile along K (exact INT32 fix-up)
+--   producer=wg     (tma) a warpgroup of its own issues the copies (one
+--                   lane) and gives its registers to the MMA warpgroups
 local P = {}
+
+-- producer=wg: the registers the producer warpgroup keeps (setmaxnreg's
+-- least); the MMA warpgroups take the rest of the CTA's share.
+local PRODUCER_REGS = 24
 
 local function bad(msg) fail("INVALID_KEY", msg) end
 
@@ -56,9 +62,17 @@ function P.check(f, arch)
     bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
   end
   local mi, nt = bn // wgn // 64, bm // wm
-  local threads = 128 * wm * wgn
-  local cap = math.min(255, 65536 // threads // 8 * 8)
-  local frag_regs = mi * 16 * (1 + L.bits // 4)   -- two steps of A fragments
+  -- The MMA warpgroups, and the producer warpgroup beside them.
+  local consumers = 128 * wm * wgn
+  local producer = f.producer == "wg"
+  local threads = consumers + (producer and 128 or 0)
+  -- With a producer warpgroup the cap is known once shared memory says
+  -- how many CTAs share the SM (below); until then, one CTA's.
+  local cap = producer and math.min(248, (65536 - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+              or math.min(255, 65536 // threads // 8 * 8)
+  -- Two steps of A fragments: the packed words and the dequantized ones,
+  -- or (a_is_loaded) the loaded words themselves.
+  local frag_regs = mi * 16 * (L.a_is_loaded and 2 or (1 + L.bits // 4))
   -- A per-group rescale (fold) keeps the group's sums apart: twice the
   -- accumulators, drained at every group end. fold2: three times, two
   -- sets of sums for a pair of groups, drained once per pair -- where
@@ -109,7 +123,7 @@ function P.check(f, arch)
   end
   local p = {
     name = G.kernel_name(pipe, f),
-    threads = threads, smem = smem,
+    threads = threads, consumers = consumers, producer = producer and 1 or 0, smem = smem,
     tile_m = bm, tile_n = bn, tile_k = bk, warps_m = wm, wg_n = wgn, stages = stages,
     group = g, k_step = bk, n_unit = 16, mi = mi, nt = nt, ng = ng, split = split,
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
@@ -126,6 +140,21 @@ function P.check(f, arch)
   -- read-back sums, loaded ahead of their use, would otherwise take the
   -- registers of the second CTA (the 128x128 tile fits 128, no spills).
   p.min_blocks = (p.stash == 1 and G.resident(p) >= 2) and 2 or 0
+  if producer then
+    -- setmaxnreg moves registers between the warpgroups of one CTA: the
+    -- launch share is bounded by the CTAs resident per SM (min_blocks
+    -- keeps ptxas to it), the producer drops to PRODUCER_REGS and the MMA
+    -- warpgroups take what that frees.
+    local ctas = G.resident(p)
+    local share = 65536 // ctas
+    p.min_blocks = ctas
+    p.regs_producer = PRODUCER_REGS
+    p.regs_consumer = math.min(248, (share - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+    if regs > p.regs_consumer then
+      bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; with producer=wg and %d CTA%s per SM "
+                        .. "the MMA warpgroups get %d", pipe, nt, bn // wgn, regs, ctas, ctas > 1 and "s" or "", p.regs_consumer))
+    end
+  end
   -- Sets taken in turn per group: with one group per K tile the main loop
   -- runs two tiles per iteration, so each tile knows its set.
   p.kt_unroll = (fold2 and g == bk) and 2 or 1
