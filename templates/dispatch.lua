@@ -57,8 +57,11 @@ local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
 -- three 4-bit schemes without a per-group rescale measured 37.4..40.1 /
 -- 81.5..88.0 -> 30.3..31.9 / 62.4..67.1 us). Not for the fold schemes
 -- (no_fold): already at one CTA per SM by their registers, they lost 3-4 %
--- (32.6 / 69.1 -> 33.5 / 71.6).
-local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128 }
+-- (32.6 / 69.1 -> 33.5 / 71.6). At one CTA per SM a producer warpgroup
+-- fills the ring (producer=wg, the one-wave choice's `producer`): w4a8-lqq
+-- 4096x4096 / 4096x14336 at M = 512 31.3 / 83.1 -> 25.9 / 62.6 us (H100,
+-- bench/results/2026-11-27-session28, c2).
+local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128, producer = "wg" }
 -- reduce: how two split-K slices add. reduce=cluster (the slices of a tile
 -- in one cluster, each rank adding its share of the rows over distributed
 -- shared memory) at split 2 only, measured in bench/results/
@@ -287,8 +290,9 @@ local function fit_tile(tile, group, K)
 end
 
 -- The split and stages of variant v for a bucket of at most max_m tokens,
--- and the CTAs per SM they assume (v.per_sm: CTAs of the variant that run
--- at once on one SM, nil: by tile; one_wave: 1).
+-- the CTAs per SM they assume (v.per_sm: CTAs of the variant that run at
+-- once on one SM, nil: by tile; one_wave: 1) and the producer the one-wave
+-- choice names (nil where it is not taken).
 local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   local want, per_sm = v.split, v.per_sm
   if want ~= "auto" then return want, v.stages, v.per_sm end
@@ -307,7 +311,7 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   if ow then
     local s = grow(function(t) return ctas * t <= sms end)
     if ctas * s <= sms and ctas * s >= ow.fill * sms and ktiles // s <= ow.max_ktiles then
-      return s, ow.stages or v.stages, 1
+      return s, ow.stages or v.stages, 1, ow.producer
     end
   end
   -- fits(s): may the grid take split s? Variants that know how many of
@@ -384,13 +388,13 @@ end
 local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local archn = V.norm_arch(arch)
   local L = SCHEMES.get(scheme).layout(group)
-  local v, bm, bn, bk, split, stages, per_sm
+  local v, bm, bn, bk, split, stages, per_sm, ow_producer
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.min_n or N >= alt.min_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.sparse or res)
        and (not alt.no_fold or not L.fold) and (not alt.producer or not res) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
-      split, stages, per_sm = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
+      split, stages, per_sm, ow_producer = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
       local kloop = (K // bk) // split
       if (not alt.min_kloop or kloop >= alt.min_kloop) and (not alt.max_kloop or kloop <= alt.max_kloop) then
         v = alt
@@ -401,14 +405,16 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   if not v then
     v = b
     bm, bn, bk = fit_tile(v.tile, group, K)
-    split, stages, per_sm = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
+    split, stages, per_sm, ow_producer = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
+  -- (Weights with a residual: their pipe has no producer warpgroup.)
+  local producer = not res and (v.producer or ow_producer)
   local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
   local pipe = v.pipe or "multistage"
   local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s%s%s",
                             scheme, group, bm, bn, bk, v.warps, stages, split, pipe, arch, reduce,
                             v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "",
-                            v.producer and ";producer=" .. v.producer or "")
+                            producer and ";producer=" .. producer or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
