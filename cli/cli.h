@@ -27,12 +27,16 @@ struct cli_cuda;
  * context's compile target, even when QJIT_ARCH names one. On failure the
  * reason is in cu->error. */
 qjit_status cli_gpu(qjit_context *ctx, struct cli_cuda *cu, char arch[16]);
-/* Compile variants into the cache, one printed row each (after the header):
- * one key, or every line of `list` (split in place; *count += keys). Each
- * failure is printed and counted in *failed; return 0, or 1 if any failed. */
+/* The non-empty lines of list (split in place) appended to *keys (grown
+ * with realloc; *n counts them); 1 after saying so if memory runs out. */
+int cli_append_lines(char *list, const char ***keys, int *n);
+/* Compile n variants into the cache on `threads` threads (0: every CPU;
+ * qjit_compile_many), then one printed row each (after the header), in
+ * order. Each failure is printed and counted in *failed; *total adds the
+ * variants' own seconds, *wall the call's. Return 0, or 1 if any failed. */
 void cli_compile_header(void);
-int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, int *failed, double *total);
-int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, int *failed, double *total);
+int cli_compile_keys(qjit_context *ctx, const char *const *keys, int n, const char *arch, int threads, int *failed,
+                     double *total, double *wall);
 /* The group a scheme runs with on every one of the shapes: `group` if it
  * takes it on all of them, else 128, else per channel (else `group`). */
 int cli_scheme_group(qjit_scheme s, int group, const long long (*shapes)[2], int nshapes);

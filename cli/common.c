@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Without QJIT_LOG=1 the commands stay quiet but for ptxas's performance
  * advisories on a variant they compile (a template edit that serialized the
@@ -62,33 +63,58 @@ void cli_compile_header(void)
     printf("%-8s %9s %9s  %s\n", "result", "gen s", "total s", "variant");
 }
 
-int cli_compile_one(qjit_context *ctx, const char *key, const char *arch, int *failed, double *total)
+int cli_append_lines(char *list, const char ***keys, int *n)
 {
-    qjit_compile_info info;
-    qjit_status st = qjit_compile(ctx, key, arch, &info);
-    if (st) {
-        ++*failed;
-        return cli_fail(ctx, st, key);
-    }
-    *total += info.total_seconds;
-    printf("%-8s %9.3f %9.3f  %s\n", info.from_cache ? "cached" : info.healed ? "healed" : "compiled",
-           info.generate_seconds, info.total_seconds, key);
-    return 0;
-}
-
-int cli_compile_lines(qjit_context *ctx, char *list, const char *arch, int *count, int *failed, double *total)
-{
-    int rc = 0;
     for (char *p = list; p && *p;) {
         char *eol = strchr(p, '\n');
         if (eol)
             *eol = '\0';
         if (*p) {
-            rc |= cli_compile_one(ctx, p, arch, failed, total);
-            (*count)++;
+            const char **grown = realloc(*keys, sizeof **keys * (size_t)(*n + 1));
+            if (!grown) {
+                fprintf(stderr, "qjit: out of memory listing variants\n");
+                return 1;
+            }
+            *keys = grown;
+            (*keys)[(*n)++] = p;
         }
         p = eol ? eol + 1 : NULL;
     }
+    return 0;
+}
+
+int cli_compile_keys(qjit_context *ctx, const char *const *keys, int n, const char *arch, int threads, int *failed,
+                     double *total, double *wall)
+{
+    if (n <= 0)
+        return 0;
+    qjit_compile_result *r = calloc((size_t)n, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "qjit: out of memory for %d compile results\n", n);
+        return 1;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    qjit_status st = qjit_compile_many(ctx, keys, n, arch, threads, r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    int rc = 0;
+    if (st == QJIT_INVALID_ARGUMENT || st == QJIT_OUT_OF_MEMORY) {
+        rc = cli_fail(ctx, st, "compiling");
+        *failed += n;
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (r[i].status != QJIT_OK) {
+                ++*failed;
+                rc = cli_fail_because(r[i].status, keys[i], r[i].error);
+                continue;
+            }
+            *total += r[i].info.total_seconds;
+            printf("%-8s %9.3f %9.3f  %s\n", r[i].info.from_cache ? "cached" : r[i].info.healed ? "healed" : "compiled",
+                   r[i].info.generate_seconds, r[i].info.total_seconds, keys[i]);
+        }
+    }
+    free(r);
     return rc;
 }
 

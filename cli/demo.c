@@ -32,21 +32,24 @@ static int precompile(const char *cache_dir)
     if (!ctx)
         return 1;
     char *list = NULL;
+    const char **keys = NULL;
     int rc = 0, n = 0, failed = 0;
-    double total = 0;
+    double total = 0, wall = 0;
     qjit_status st = qjit_default_variants(ctx, "sm_90a", &list);
     if (st) {
         rc = cli_fail(ctx, st, "listing the default variants");
-    } else {
+    } else if (!(rc = cli_append_lines(list, &keys, &n))) {
         printf("no GPU here: pre-compiling the default variant set for sm_90a into %s\n",
                qjit_context_cache_dir(ctx));
         cli_compile_header();
-        rc = cli_compile_lines(ctx, list, "sm_90a", &n, &failed, &total);
+        rc = cli_compile_keys(ctx, keys, n, "sm_90a", 0, &failed, &total, &wall);
         if (failed)
             printf("%d of %d variants for sm_90a FAILED to compile (%.2f s)\n", failed, n, total);
         else
-            printf("%d variants for sm_90a in %.2f s; run `qjit demo` on a GPU machine to execute them\n", n, total);
+            printf("%d variants for sm_90a in %.2f s (%.2f s wall); run `qjit demo` on a GPU machine to execute them\n",
+                   n, total, wall);
     }
+    free(keys);
     qjit_free(ctx, list);
     qjit_context_destroy(ctx);
     return rc;

@@ -91,9 +91,10 @@ static int cmd_compile(int argc, char **argv)
 {
     static const char usage[] =
         "usage: qjit compile (KEY... | --defaults [--dtype f16|bf16] | --records) [--arch ARCH]\n"
-        "                    [--cache-dir DIR]\n"
+        "                    [--cache-dir DIR] [--threads N]\n"
         "Generates and compiles each variant into the disk cache; a cached one is only\n"
         "verified. Works without a GPU when --arch (or QJIT_ARCH) names the target.\n"
+        "The variants compile on N threads at once (default 0: every CPU).\n"
         "--defaults compiles the default variant set (templates/dispatch.lua), of FP16\n"
         "layers or with --dtype bf16 of BF16 ones. --records compiles the kernels the\n"
         "folder's tuning records run (`qjit tune`; shipped with qjit cache import).\n";
@@ -102,7 +103,7 @@ static int cmd_compile(int argc, char **argv)
         return 0;
     }
     const char *arch = NULL, *cache_dir = NULL;
-    int defaults = 0, records = 0, nkeys = 0;
+    int defaults = 0, records = 0, nkeys = 0, threads = 0;
     qjit_dtype dtype = QJIT_DTYPE_F16;
     const char **keys = calloc((size_t)argc, sizeof *keys);
     if (!keys)
@@ -128,6 +129,17 @@ static int cmd_compile(int argc, char **argv)
                 return 2;
             }
             dtype = strcmp(v, "bf16") ? QJIT_DTYPE_F16 : QJIT_DTYPE_BF16;
+        } else if (!strcmp(argv[i], "--threads")) {
+            const char *v = option_value("compile", argc, argv, &i, usage);
+            char *end = NULL;
+            long t = v ? strtol(v, &end, 10) : -1;
+            if (!v || *end || end == v || t < 0 || t > 1024) {
+                if (v)
+                    fprintf(stderr, "qjit compile: --threads takes a count (0..1024, 0: every CPU), not '%s'\n", v);
+                free(keys);
+                return 2;
+            }
+            threads = (int)t;
         } else if (!strcmp(argv[i], "--defaults"))
             defaults = 1;
         else if (!strcmp(argv[i], "--records"))
@@ -151,41 +163,39 @@ static int cmd_compile(int argc, char **argv)
         return 1;
     }
     printf("cache: %s\n", qjit_context_cache_dir(ctx));
-    cli_compile_header();
-    int rc = 0, count = nkeys, failed = 0;
-    double total = 0;
-    for (int i = 0; i < nkeys; i++)
-        rc |= cli_compile_one(ctx, keys[i], arch, &failed, &total);
-    char *list = NULL;
+    int rc = 0, failed = 0;
+    double total = 0, wall = 0;
+    char *lists[2] = {NULL, NULL};
+    /* Every key first (the explicit ones, the default set, the records'
+     * kernels), then one parallel compile. */
     if (defaults) {
-        int more = 0;
-        qjit_status st = qjit_default_variants_dtype(ctx, arch, dtype, &list);
+        qjit_status st = qjit_default_variants_dtype(ctx, arch, dtype, &lists[0]);
         if (st) {
             rc = cli_fail(ctx, st, "listing the default variants");
             goto done;
         }
-        rc |= cli_compile_lines(ctx, list, arch, &more, &failed, &total);
-        count += more;
+        if ((rc = cli_append_lines(lists[0], &keys, &nkeys)))
+            goto done;
     }
     if (records) {
-        int more = 0;
-        qjit_free(ctx, list);
-        list = NULL;
-        qjit_status st = qjit_record_variants(ctx, arch, &list);
+        qjit_status st = qjit_record_variants(ctx, arch, &lists[1]);
         if (st) {
             rc = cli_fail(ctx, st, "listing the tuning records' variants");
             goto done;
         }
-        rc |= cli_compile_lines(ctx, list, arch, &more, &failed, &total);
-        count += more;
+        if ((rc = cli_append_lines(lists[1], &keys, &nkeys)))
+            goto done;
     }
+    cli_compile_header();
+    rc = cli_compile_keys(ctx, keys, nkeys, arch, threads, &failed, &total, &wall);
     if (failed)
-        printf("%d of %d variant(s) compiled or cached, %d FAILED, %.3f s in all\n", count - failed, count, failed,
-               total);
+        printf("%d of %d variant(s) compiled or cached, %d FAILED, %.3f s in all (%.3f s wall)\n", nkeys - failed, nkeys,
+               failed, total, wall);
     else
-        printf("%d variant(s) compiled or cached, %.3f s in all\n", count, total);
+        printf("%d variant(s) compiled or cached, %.3f s in all (%.3f s wall)\n", nkeys, total, wall);
 done:
-    qjit_free(ctx, list);
+    qjit_free(ctx, lists[0]);
+    qjit_free(ctx, lists[1]);
     qjit_context_destroy(ctx);
     free(keys);
     return rc;

@@ -229,6 +229,27 @@ typedef struct qjit_compile_info {
  *  the last error; QJIT_UNSUPPORTED_ARCH if NVRTC cannot target arch. */
 QJIT_API qjit_status qjit_compile(qjit_context *ctx, const char *key, const char *arch, qjit_compile_info *info);
 
+/*! What qjit_compile_many did with one key. */
+typedef struct qjit_compile_result {
+    qjit_status status;          /* QJIT_OK, or why the key did not compile */
+    qjit_compile_info info;      /* what qjit_compile did (status QJIT_OK) */
+    char error[1024];            /* the message (status not QJIT_OK), cut to fit */
+} qjit_compile_result;
+
+/*! qjit_compile_many() : qjit_compile for each of n keys on `threads` threads
+ *  (0: every online CPU; never more than n): the calling thread on ctx, each
+ *  other on a context of its own with ctx's options (cache folder, arch,
+ *  templates, allocator, log: the log function and allocator may then be
+ *  called from those threads at once). Every key is tried whatever the
+ *  others do;
+ *  results (n entries, may be NULL) says what happened to each. Works
+ *  without a GPU, like qjit_compile.
+ *  @return QJIT_OK if every key is in the cache; else the status of the
+ *  first key (in order) that failed, the key and its message in the last
+ *  error. */
+QJIT_API qjit_status qjit_compile_many(qjit_context *ctx, const char *const *keys, int n, const char *arch, int threads,
+                                       qjit_compile_result *results);
+
 /*! qjit_default_variants() : the default variant set (one canonical key per
  *  line) for arch (NULL: the context's), from templates/dispatch.lua. Release
  *  *keys with qjit_free. */

@@ -6,6 +6,7 @@
  * accumulators against the CPU reference, the chosen buckets timed again
  * as the record will run them. */
 #define _GNU_SOURCE
+#include "compile_many.h"
 #include "context.h"
 #include "core.h"
 #include "fp16.h"
@@ -16,11 +17,9 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define FLUSH_BYTES ((size_t)256 << 20)   /* more than any L2 of the parts qjit targets */
 #define CHECK_ROWS 8                      /* rows checked per variant, the first and last included */
@@ -49,76 +48,26 @@ typedef struct gpu {
 
 /*--- compiling, on every CPU -----------------------------------------------*/
 
-typedef struct compile_job {
-    gpu *g;
-    char *const *keys;
-    int n;
-    atomic_int next, done;
-    char (*why)[256];            /* per key: why it failed ("" if it did not) */
-} compile_job;
-
-static void compile_some(compile_job *j, qjit_context *c, void *tuner)
+static void compile_progress(void *tuner, int done, int n)
 {
-    for (;;) {
-        int i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->n)
-            return;
-        if (qjit_compile(c, j->keys[i], j->g->arch, NULL) != QJIT_OK)
-            snprintf(j->why[i], sizeof j->why[i], "%s", qjit_last_error(c));
-        int done = atomic_fetch_add(&j->done, 1) + 1;
-        if (tuner)
-            qjit__tune_progress(tuner, QJIT_TUNE_COMPILE, done, j->n);
-    }
+    qjit__tune_progress(tuner, QJIT_TUNE_COMPILE, done, n);
 }
 
-typedef struct worker {
-    compile_job *job;
-    qjit_context *ctx;
-    pthread_t thread;
-    int started;
-} worker;
-
-static void *compile_thread(void *arg)
-{
-    worker *w = arg;
-    compile_some(w->job, w->ctx, NULL);
-    return NULL;
-}
-
+/* A key that does not compile is logged and left out of the timing (its
+ * layer will not create). */
 static qjit_status gpu_prepare(void *ud, char *const *keys, int n, void *tuner)
 {
     gpu *g = ud;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = g->threads > 0 ? g->threads : cpus > 0 ? (int)cpus : 1;
-    if (nt > n)
-        nt = n > 0 ? n : 1;
-    compile_job job = {g, keys, n, 0, 0, NULL};
-    worker *w = qjit__calloc(g->ctx, sizeof *w * (size_t)nt);
-    job.why = qjit__calloc(g->ctx, sizeof *job.why * (size_t)(n > 0 ? n : 1));
-    if (!w || !job.why) {
-        qjit__free(g->ctx, w, sizeof *w * (size_t)nt);
-        qjit__free(g->ctx, job.why, sizeof *job.why * (size_t)(n > 0 ? n : 1));
+    qjit_compile_result *r = qjit__calloc(g->ctx, sizeof *r * (size_t)(n > 0 ? n : 1));
+    if (!r)
         return qjit__error(g->ctx, QJIT_OUT_OF_MEMORY, "out of memory");
-    }
     qjit__tune_progress(tuner, QJIT_TUNE_COMPILE, 0, n);
-    /* This thread is worker 0, on the caller's context; each other its own. */
-    for (int i = 1; i < nt; i++) {
-        w[i].job = &job;
-        if (qjit__context_twin(g->ctx, &w[i].ctx) == QJIT_OK)
-            w[i].started = pthread_create(&w[i].thread, NULL, compile_thread, &w[i]) == 0;
-    }
-    compile_some(&job, g->ctx, tuner);
-    for (int i = 1; i < nt; i++) {
-        if (w[i].started)
-            pthread_join(w[i].thread, NULL);
-        qjit_context_destroy(w[i].ctx);
-    }
+    qjit__compile_many(g->ctx, (const char *const *)keys, n, g->arch, g->threads, r, compile_progress, tuner);
     qjit__tune_progress(tuner, QJIT_TUNE_COMPILE, n, n);
     for (int i = 0; i < n; i++)
-        if (job.why[i][0])
-            qjit__log(g->ctx, "tune: %s did not compile: %s", keys[i], job.why[i]);
-    qjit__free(g->ctx, w, sizeof *w * (size_t)nt);
-    qjit__free(g->ctx, job.why, sizeof *job.why * (size_t)n);
+        if (r[i].status != QJIT_OK)
+            qjit__log(g->ctx, "tune: %s did not compile: %s", keys[i], r[i].error);
+    qjit__free(g->ctx, r, sizeof *r * (size_t)(n > 0 ? n : 1));
     return QJIT_OK;
 }
 

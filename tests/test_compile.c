@@ -255,6 +255,52 @@ START_TEST(hit_after_miss_and_across_contexts)
 }
 END_TEST
 
+/* Many keys on threads (qjit_compile_many): each compiled once into the
+ * cache, a bad one reported by its own status and message while the others
+ * still compile, and bad arguments refused before anything compiles. */
+START_TEST(many_keys_on_threads)
+{
+    char *dir = qt_tempdir("many");
+    qjit_context *ctx = make_ctx(dir, NULL, "sm_90a");
+    const char *keys[] = {KEY, "scheme=w4a8-lqq;g=64;tile=1x1x1",
+                          "scheme=w8a8;g=0;tile=16x64x128;warps=1x4;stages=3;epi=i32",
+                          "scheme=w4a8-qoq;g=128;tile=16x64x128;warps=1x4;stages=3;epi=i32"};
+    qjit_compile_result r[4];
+    qjit_status st = qjit_compile_many(ctx, keys, 4, NULL, 2, r);
+    ck_assert_int_ne(st, QJIT_OK);
+    ck_assert_int_eq(st, r[1].status);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), keys[1]));
+    ck_assert_msg(strstr(r[1].error, "tile"), "%s", r[1].error);
+    for (int i = 0; i < 4; i++)
+        if (i != 1) {
+            ck_assert_msg(r[i].status == QJIT_OK, "%s: %s", keys[i], r[i].error);
+            ck_assert_int_eq(r[i].info.from_cache, 0);
+            ck_assert(r[i].info.compile_seconds > 0);
+        }
+    /* Again, on one thread and without results: every good key cached. */
+    const char *good[] = {keys[0], keys[2], keys[3]};
+    ck_assert_int_eq(qjit_compile_many(ctx, good, 3, NULL, 1, NULL), QJIT_OK);
+    ck_assert_int_eq(qjit_compile_many(ctx, good, 3, NULL, 0, r), QJIT_OK);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(r[i].info.from_cache, 1);
+    ck_assert_int_eq(qjit_compile_many(ctx, good, 0, NULL, 0, NULL), QJIT_OK);
+    /* Bad arguments: nothing compiled. */
+    const char *fresh[] = {"scheme=w4a8-lqq;g=64;tile=16x64x128;warps=1x4;stages=3;epi=i32", NULL};
+    ck_assert_int_eq(qjit_compile_many(ctx, fresh, 2, NULL, 0, r), QJIT_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(qjit_last_error(ctx), "key 1 of 2 is NULL"));
+    ck_assert_int_eq(qjit_compile_many(ctx, fresh, -1, NULL, 0, r), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_compile_many(ctx, NULL, 1, NULL, 0, r), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_compile_many(ctx, fresh, 1, NULL, -2, r), QJIT_INVALID_ARGUMENT);
+    ck_assert_int_eq(qjit_compile_many(NULL, fresh, 1, NULL, 0, r), QJIT_INVALID_ARGUMENT);
+    qjit_compile_info info;
+    compile_ok(ctx, fresh[0], &info);
+    ck_assert_int_eq(info.from_cache, 0);
+    qjit_context_destroy(ctx);
+    qt_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The binary and facts handed out on a miss and on a hit are the same,
  * owned by the caller and released with the context's allocator; the facts
  * survive the round trip through the entry's text. */
@@ -816,6 +862,7 @@ Suite *qjit_test_suite(void)
     TCase *tc = tcase_create("cache");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, hit_after_miss_and_across_contexts);
+    tcase_add_test(tc, many_keys_on_threads);
     tcase_add_test(tc, entry_out_of_miss_and_hit_is_releasable);
     tcase_add_test(tc, corrupt_entry_is_healed);
     tcase_add_test(tc, edited_template_is_used_without_rebuild);
