@@ -58,9 +58,9 @@ local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
 -- 81.5..88.0 -> 30.3..31.9 / 62.4..67.1 us). Not for the fold schemes
 -- (no_fold): already at one CTA per SM by their registers, they lost 3-4 %
 -- (32.6 / 69.1 -> 33.5 / 71.6). At one CTA per SM a producer warpgroup
--- fills the ring (producer=wg, the one-wave choice's `producer`): w4a8-lqq
--- 4096x4096 / 4096x14336 at M = 512 31.3 / 83.1 -> 25.9 / 62.6 us (H100,
--- bench/results/2026-11-27-session28, c2).
+-- fills the ring (producer=wg, the one-wave choice's `producer`): the
+-- default scheme's 4096x4096 / 4096x14336 at M = 512 31.3 / 83.1 -> 25.9 /
+-- 62.6 us (H100, bench/results/2026-11-27-session28, c2).
 local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128, producer = "wg" }
 -- reduce: how two split-K slices add. reduce=cluster (the slices of a tile
 -- in one cluster, each rank adding its share of the rows over distributed
