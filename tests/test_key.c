@@ -111,6 +111,65 @@ static void expect_bad(qjit_context *ctx, const char *key, qjit_status want, con
 static void expect_refused(qjit_context *ctx, const char *key, const char *words);
 static char *source_with(qjit_context *ctx, const char *key, const char *const *has, const char *const *lacks);
 
+/* producer=wg's register budget, on every tile, ring depth and scheme the
+ * plan accepts: the kernel launches with a share of the register file for
+ * the CTAs its shared memory lets share an SM (__launch_bounds__(T, C)),
+ * the producer warpgroup lowers its count to P and the MMA warpgroups
+ * raise theirs to R (setmaxnreg: P at most, R at least the launch share,
+ * multiples of 8 in 24..256), and C CTAs of those counts fit the SM's 65536
+ * registers. */
+START_TEST(producer_register_budget)
+{
+    qjit_context *ctx = make_ctx();
+    static const char *const schemes[] = {"w4a8-lqq;g=128", "w4a8-qoq;g=64", "w4a8-is;g=128", "w8a8;g=0", "w4a4;g=0"};
+    static const char *const tiles[] = {"128x256x128;warps=1x8", "256x128x128;warps=2x4", "128x128x128;warps=1x8",
+                                        "128x128x128;warps=2x4", "128x64x128;warps=1x4", "64x128x128;warps=1x8",
+                                        "64x64x128;warps=1x4", "32x128x128;warps=1x4"};
+    int accepted = 0, refused = 0, shared = 0;
+    for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
+            for (int stages = 3; stages <= 8; stages++) {
+                char key[256];
+                snprintf(key, sizeof key, "scheme=%s;pipe=tma;tile=%s;stages=%d;producer=wg;arch=sm_90a", schemes[s],
+                         tiles[t], stages);
+                char *src = NULL;
+                if (qjit_generate(ctx, key, &src, NULL) != QJIT_OK) {
+                    refused++;
+                    continue;
+                }
+                int T = 0, C = 0, P = 0, R = 0, warpgroups = 0;
+                const char *lb = strstr(src, "__launch_bounds__(");
+                const char *dec = strstr(src, "setmaxnreg.dec.sync.aligned.u32 ");
+                const char *inc = strstr(src, "setmaxnreg.inc.sync.aligned.u32 ");
+                const char *th = strstr(src, "#define THREADS ");
+                ck_assert_msg(lb && dec && inc && th, "%s: no launch bounds or setmaxnreg", key);
+                ck_assert_int_eq(sscanf(lb, "__launch_bounds__(%d, %d)", &T, &C), 2);
+                ck_assert_int_eq(sscanf(dec, "setmaxnreg.dec.sync.aligned.u32 %d", &P), 1);
+                ck_assert_int_eq(sscanf(inc, "setmaxnreg.inc.sync.aligned.u32 %d", &R), 1);
+                ck_assert_int_eq(sscanf(th, "#define THREADS %d", &warpgroups), 1);
+                ck_assert_msg(warpgroups % 128 == 0 && T == warpgroups + 128, "%s: %d threads, %d in warpgroups", key,
+                              T, warpgroups);
+                int launch = 65536 / (C * T) / 8 * 8;
+                if (launch > 256)
+                    launch = 256;
+                ck_assert_msg(C >= 1 && P >= 24 && P % 8 == 0 && R % 8 == 0 && R <= 256, "%s: C %d P %d R %d", key, C,
+                              P, R);
+                ck_assert_msg(P <= launch && R >= launch, "%s: launch share %d, producer %d, MMA warpgroups %d", key,
+                              launch, P, R);
+                ck_assert_msg(C * (warpgroups * R + 128 * P) <= 65536, "%s: %d CTAs of %d x %d + 128 x %d registers",
+                              key, C, warpgroups, R, P);
+                accepted++;
+                shared += C > 1;
+                qjit_free(ctx, src);
+            }
+    printf("producer=wg: %d keys accepted (%d with CTAs sharing an SM), %d refused\n", accepted, shared, refused);
+    ck_assert_int_ge(accepted, 40);
+    ck_assert_int_ge(shared, 5);
+    ck_assert_int_ge(refused, 10);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(bad_keys_are_rejected)
 {
     qjit_context *ctx = make_ctx();
@@ -1532,6 +1591,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, order_and_spelling_do_not_matter);
     tcase_add_test(tc, every_field_changes_the_key);
     tcase_add_test(tc, bad_keys_are_rejected);
+    tcase_add_test(tc, producer_register_budget);
     tcase_add_test(tc, key_fuzzer);
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);

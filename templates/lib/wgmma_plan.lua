@@ -68,7 +68,7 @@ function P.check(f, arch)
   local threads = consumers + (producer and 128 or 0)
   -- With a producer warpgroup the cap is known once shared memory says
   -- how many CTAs share the SM (below); until then, one CTA's.
-  local cap = producer and math.min(248, (65536 - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+  local cap = producer and math.min(255, (65536 - 128 * PRODUCER_REGS) // consumers // 8 * 8)
               or math.min(255, 65536 // threads // 8 * 8)
   -- Two steps of A fragments: the packed words and the dequantized ones,
   -- or (a_is_loaded) the loaded words themselves.
@@ -149,7 +149,9 @@ function P.check(f, arch)
     local share = 65536 // ctas
     p.min_blocks = ctas
     p.regs_producer = PRODUCER_REGS
-    p.regs_consumer = math.min(248, (share - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+    -- (setmaxnreg.inc may not lower the count: up to 256, never below the
+    -- launch share, which this is never below short of the cap.)
+    p.regs_consumer = math.min(256, (share - 128 * PRODUCER_REGS) // consumers // 8 * 8)
     if regs > p.regs_consumer then
       bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; with producer=wg and %d CTA%s per SM "
                         .. "the MMA warpgroups get %d", pipe, nt, bn // wgn, regs, ctas, ctas > 1 and "s" or "", p.regs_consumer))
