@@ -66,15 +66,19 @@ static qjit_status read_section(qjit__rec *s, int i, void *ud)
 static qjit_status read_dim(qjit__rec *d, int i, void *ud)
 {
     qjit__grid_dim *g = &((qjit__grid_dim *)ud)[i];
-    long long base, per_m, div;
+    long long base, per_m, div, mul, max;
     qjit_status st;
     if ((st = qjit__rec_int_or(d, "base", 0, INT32_MAX, 0, &base)) ||
         (st = qjit__rec_int_or(d, "per_m", 0, 1024, 0, &per_m)) ||
-        (st = qjit__rec_int_or(d, "div", 1, INT32_MAX, 1, &div)))
+        (st = qjit__rec_int_or(d, "div", 1, INT32_MAX, 1, &div)) ||
+        (st = qjit__rec_int_or(d, "mul", 1, INT32_MAX, 1, &mul)) ||
+        (st = qjit__rec_int_or(d, "max", 0, INT32_MAX, 0, &max)))
         return st;
     g->base = base;
     g->per_m = per_m;
     g->div = div;
+    g->mul = mul;
+    g->max = max;
     return QJIT_OK;
 }
 

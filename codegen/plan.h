@@ -42,8 +42,10 @@ typedef struct qjit__slot {
 } qjit__slot;
 
 /* One grid dimension: ceil((base + per_m * M) / div). */
+/* A launch dimension at M: ceil((base + per_m * M) / div) * mul, at most
+ * max where max > 0 (a persistent kernel's CTAs: one per place on the SMs). */
 typedef struct qjit__grid_dim {
-    int64_t base, per_m, div;
+    int64_t base, per_m, div, mul, max;
 } qjit__grid_dim;
 
 typedef struct qjit__kernel_plan {

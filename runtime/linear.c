@@ -627,7 +627,13 @@ static int grid_of(const qjit__kernel_plan *kp, int64_t M, unsigned dims[3])
 {
     static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
     for (int d = 0; d < 3; d++) {
-        int64_t n = (kp->grid[d].base + kp->grid[d].per_m * M + kp->grid[d].div - 1) / kp->grid[d].div;
+        const qjit__grid_dim *g = &kp->grid[d];
+        int64_t n = (g->base + g->per_m * M + g->div - 1) / g->div;
+        if (n > INT32_MAX / g->mul)
+            return 0;
+        n *= g->mul;
+        if (g->max > 0 && n > g->max)
+            n = g->max;
         if (n < 1 || n > limit[d])
             return 0;
         dims[d] = (unsigned)n;

@@ -127,9 +127,31 @@ end
 -- 1.2-1.7x past 512 tokens (28672x4096 at M = 4096 1509 -> 907 us) and at
 -- M = 512 from N = 8192 on (12288x4096 85.9 -> 64.9; 4096x4096 30.5 ->
 -- 34.3).
+-- Then persistent (persist=1, session 29, bench/results/2026-11-27-
+-- session29, c1): one CTA per SM walks its output tiles, the producer
+-- filling the next tile's stages during this one's epilogue, in bands of
+-- token tiles that keep the tokens in L2 while each weight tile is read
+-- once. The 128x256 tile (the two MMA warpgroups split the weight rows,
+-- so each dequantizes its own half, where 256x128 has both dequantize the
+-- same rows) at 4 stages, its output tile past the ring: 28672x4096 at
+-- M = 256 / 512 / 1024 / 4096 61.6 / 113.7 / 192.4 / 739.8 us against
+-- the 256x128 tile's 61.3 / 118.8 / 205.1 / 791.3 (the table's at 256:
+-- 71.7), 4096x14336 and 4096x4096 within 1 % (397.7 / 148.0 at 4096 against
+-- 398.8 / 149.5). So from N = 16384 on at M = 129..256 too.
 local function large_wg(min_n)
+  return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x256x128", warps = "1x8",
+           stages = 4, split = 1, producer = "wg", persist = true, no_fold = true }
+end
+-- 8-bit weights: the 256x128 tile, one CTA per tile at 4 stages or
+-- persistent at 3 (a ring of 8-bit weights leaves an output tile of its
+-- own room for no more); results c2: persistent, 28672x4096 at M = 512 /
+-- 4096 132.3 / 909.2 -> 120.1 / 740.4 us, 57344x8192 397.3 / 3100 ->
+-- 359.7 / 2568, but 8192x8192 60.7 / 426.3 -> 64.5 / 422.6 and at M = 256
+-- slower on every layer (28672x4096 70.7 -> 75.7). (The persistent 128x256
+-- tile at 3 stages: 751.9 / 2821.5 at 4096.)
+local function large_wg8(min_n, persist)
   return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "256x128x128", warps = "2x4",
-           stages = 4, split = 1, producer = "wg", no_fold = true }
+           stages = persist and 3 or 4, split = 1, producer = "wg", persist = persist, no_fold = true }
 end
 -- The few-token buckets past the decode pipe and the 4096-wide layers,
 -- swept for the 4-bit scheme whose per-group rescale (INT32 group sums
@@ -179,7 +201,8 @@ D.BUCKETS = {
     alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64, WIDE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
-  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto", alts = { wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
+    alts = { large_wg(16384), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
     alts = { large_wg(16384), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
@@ -210,7 +233,9 @@ D.BUCKETS = {
 --   ring of 8-bit weights leaves room for one CTA per SM, not two
 --   (bench/results/2026-11-27-session28, c4: at M = 256 57344x8192 357 us
 --   and 8192x8192 74 us on it, at M = 512 397 / 61 on large_wg). Past 512
---   tokens the 4-bit table's.
+--   tokens the 4-bit table's tiles before the persistent one; then the
+--   256x128 tile persistent from N = 16384 on at M = 257..512 and on every
+--   layer past (large_wg8).
 local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 64 }
 D.BUCKETS_W8 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
@@ -228,9 +253,10 @@ D.BUCKETS_W8 = {
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { large_wg(8192), wgmma_128("auto", ONE_WAVE) } },
-  { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1, alts = { large_wg(8192), wgmma_128(1) } },
-  D.BUCKETS[8],
+    alts = { large_wg8(8192), wgmma_128("auto", ONE_WAVE) } },
+  { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
+    alts = { large_wg8(16384, true), large_wg8(8192), wgmma_128(1) } },
+  { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1, alts = { large_wg8(nil, true), wgmma_128(1) } },
 }
 
 -- Two activation parts (G.check_parts): two sums per output, K split
@@ -415,6 +441,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
                             scheme, group, bm, bn, bk, v.warps, stages, split, pipe, arch, reduce,
                             v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "",
                             producer and ";producer=" .. producer or "")
+            .. ((producer and v.persist) and ";persist=1" or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
@@ -592,7 +619,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res,
   local acc_key = with_epi(f, "i32", arch)
   local acc_f = select(2, V.parse(acc_key, arch))
   local _, _, _, acc_slots = V.plan(acc_f)
-  local grid = G.grid(p, N)
+  local grid = G.grid(p, N, sms)
   local b = {
     max_m = max_m, tile_m = p.tile_m, token_pack = p.xpack or 1,
     gemm = kernel_plan(canon, slots, grid, p.cluster), gemm_acc = kernel_plan(acc_key, acc_slots, grid, p.cluster),
@@ -735,6 +762,11 @@ local EXPLORE = {
   { tile = "128x256x128", warps = "1x8", stages = 5, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg" },
   { tile = "256x128x128", warps = "2x4", stages = 4, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg" },
   { tile = "128x128x128", warps = "1x8", stages = 6, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg" },
+  -- Persistent (the table's past 512 tokens for 4-bit weights: large_wg).
+  { tile = "256x128x128", warps = "2x4", stages = 3, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg",
+    persist = true },
+  { tile = "128x128x128", warps = "1x8", stages = 6, split = 1, pipe = "tma", arch = "sm_90a", producer = "wg",
+    persist = true },
   { tile = "128x128x128", warps = "2x4", stages = 6, split = 1, pipe = "tma", arch = "sm_90a" },
   { tile = "64x256x128",  warps = "1x8", stages = 4, split = "auto", pipe = "tma", arch = "sm_90a" },
   -- The few-token pipe (any arch): other slabs of weight rows per CTA and
@@ -789,7 +821,7 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
        and (not v.no_fold or not L.fold) and (not v.producer or not res) and bm >= lo and bm <= hi then
       local fam = { max_m = max_m, tile = v.tile, warps = v.warps, stages = v.stages, split = v.split,
                     per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash,
-                    producer = v.producer }
+                    producer = v.producer, persist = v.persist }
       local ok, key = pcall(gemm_key, S.name, group, fam, N, K, arch, sms, res)
       if ok then
         try(key)

@@ -10,6 +10,12 @@
 // as the register A operand, tokens (N = {{ p.nt }}) from a 128-byte-swizzled tile.
 // CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; {{ p.warps_m }} x {{ p.wg_n }} warpgroups
 // (tokens x rows), {{ p.mi }} 64-row block(s) per warpgroup; ring of {{ p.stages }} stages.
+//% if p.persist == 1 then
+// Persistent: one CTA per place on the SMs, each walking output tiles
+// blockIdx.x, + gridDim.x, ... (bands of token tiles along the weight
+// rows); the ring runs on across tiles, so the producer fills the next
+// tile's stages while the MMA warpgroups store this one's.
+//% end
 //% if p.split > 1 then
 // Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// each adds its share of the rows from the others' INT32 accumulators (exact)." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
 //% end
@@ -189,6 +195,26 @@ static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt
 //% end
 //% end
 
+//% if p.persist == 1 then
+/* The L2 a band of token tiles should stay within while the weight tiles
+ * pass it (a quarter to a half of a Hopper's), unless the key names the
+ * band (band=B). */
+#define BAND_BYTES (24 << 20)
+
+/* Output tile t of a persistent kernel, in bands of `band` token tiles
+ * (the last band may be narrower): a band's weight tiles in order, its
+ * token tiles fastest, so the CTAs at work at once share the band's tokens
+ * and a few weight tiles, each read from DRAM about once. */
+static __device__ __forceinline__ void tile_origin(int t, int tiles_n, int tiles_m, int band, int &n_cta, int &m_cta)
+{
+    const int per_band = band * tiles_n;
+    const int b = t / per_band, r = t - b * per_band;
+    const int rows = min(band, tiles_m - b * band);
+    m_cta = (b * band + r % rows) * BM;
+    n_cta = (r / rows) * BN;
+}
+
+//% end
 extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
 {
@@ -251,11 +277,53 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
      * after -- then refills each slot once every MMA warp has released
      * it, with the tile STAGES ahead; then the warpgroup leaves (an exited
      * warp holds up no CTA or cluster barrier). */
+//% if p.persist == 1 then
+    /* The output tiles, and the token tiles of a band (BAND_BYTES). */
+    const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM, tiles = tiles_n * tiles_m;
+//%   if p.band > 0 then
+    const int band = min({{ p.band }}, tiles_m);   /* the key's band */
+//%   else
+    const int band = max(1, min(tiles_m, (int)(BAND_BYTES / ((long long)BM * K))));
+//%   end
+//% end
     if (warp >= THREADS / 32) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 {{ p.regs_producer }};\n" ::: "memory");
         /* A CTA lets the next kernel start once all its threads have said so
          * or left (the next kernel waits for this one before it reads). */
         asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+//% if p.persist == 1 then
+        /* The ring counts K tiles across the CTA's output tiles: the it-th
+         * goes to slot it % STAGES once its (it / STAGES)-th use is over.
+         * The first tile's first stages: weights, then tokens. */
+        if (tid == THREADS) {
+            int it = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int n_cta, m_cta;
+                tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
+                int kt = 0;
+                if (t == (int)blockIdx.x) {
+                    for (; kt < STAGES && kt < ktiles; ++kt) {
+                        mbar_expect_tx(full0 + kt * 8, TX_BYTES);
+                        tma_stage<true, false>(smem_base + kt * STAGE_BYTES, full0 + kt * 8, kt_begin + kt, xmap, wmap,
+                                               {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+                    }
+                    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+                    for (int s = 0; s < kt; ++s)
+                        tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap,
+                                               {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+                    it = kt;
+                }
+                for (; kt < ktiles; ++kt, ++it) {
+                    const int slot = it % STAGES;
+                    if (it >= STAGES)
+                        mbar_wait(empty0 + slot * 8, (it / STAGES - 1) & 1);
+                    mbar_expect_tx(full0 + slot * 8, TX_BYTES);
+                    tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, xmap, wmap,
+                                          {{ gmap and "gmap, " or "" }}n_cta, m_cta);
+                }
+            }
+        }
+//% else
         if (tid == THREADS) {
             for (int s = 0; s < STAGES && s < ktiles; ++s) {
                 mbar_expect_tx(full0 + s * 8, TX_BYTES);
@@ -274,6 +342,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                                       {{ gmap and "gmap, " or "" }}n_cta, m_cta);
             }
         }
+//% end
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 {{ p.regs_consumer }};\n" ::: "memory");
@@ -297,11 +366,39 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                                    n_cta, m_cta);
 //% end
 
+//% if p.persist == 1 then
+    /* The CTA's output tiles; ring0: the K tiles of the ring before this
+     * one's. */
+    int ring0 = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x, ring0 += ktiles) {
+        int n_cta, m_cta;
+        tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
+{{ (render("lib/wgmma_start.cu", { p = p }):gsub("\n$", "")) }}
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu", { p = p }) }}
+        /* Every MMA done: the warp releases the tile's last slot (the
+         * others it released along the way). */
+        if (lane == 0)
+            mbar_arrive(empty0 + ((ring0 + ktiles - 1) % STAGES) * 8);
+//%   if p.epi_direct == 0 then
+        /* The last tile's stores have read the output tile (the MMA
+         * warpgroups only). */
+        asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
+//%   end
+{{ (render("lib/epilogue.cu", { p = p, pre = false }):gsub("\n$", "")) }}
+    }
+//% else
+{{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
+{{ render("lib/wgmma_drain.cu", { p = p }) }}
+//% if p.producer == 1 then
+    /* The ring's last reads done (the MMA warpgroups: the producer has left). */
+    asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
+//% else
     __syncthreads();
+//% end
 {{ render("lib/split_k.cu", { p = p }) }}
 {{ render("lib/epilogue.cu", { p = p, pre = false }) }}
+//% end
 //% if p.stash == 1 and p.split == 1 then
     /* Every thread has read its INT8 sums (the epilogue's barrier): the
      * stash slot is free (lib/stash.cu). */

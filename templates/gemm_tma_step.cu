@@ -1,7 +1,9 @@
 //% -- gemm_tma_step.cu -- one K tile of the TMA pipe: wait for its slot,
 //% -- its MMAs, then refill the previous tile's slot with the tile STAGES
 //% -- ahead once every warp has released it. `par`: the tile's set of group
-//% -- sums; `sums`: its accumulators (lib/kt_loop.cu).
+//% -- sums; `sums`: its accumulators (lib/kt_loop.cu). A persistent
+//% -- kernel's ring counts on across output tiles (ring0: the K tiles before
+//% -- this output tile's).
 //% local gmap = p.gparams_tiled == 1
 //% local ring = p.sparse == 1 and p.rslots > 0
 //% if ring then
@@ -10,7 +12,8 @@
         if (warp == R_WARP)
             residual_issue(ring, smem_base, rfull0, rempty0, kt, kt, lane, rweight);
 //% end
-        mbar_wait(full0 + (kt % STAGES) * 8, (kt / STAGES) & 1);
+//% local it = p.persist == 1 and "(ring0 + kt)" or "kt"
+        mbar_wait(full0 + ({{ it }} % STAGES) * 8, ({{ it }} / STAGES) & 1);
 {{ render("lib/wgmma_tile.cu", { p = p, par = par, ends = ends, sums = sums }) }}
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
          * once every warp has released it. */

@@ -177,6 +177,15 @@ V.KINDS = {
       -- issued; producer=thread (the default, unnamed in the canonical
       -- key): by the first thread of the first warp, between its MMAs.
       producer = { norm = norm_choice("producer", { thread = "thread", wg = "wg" }) },
+      -- persist=1 (producer=wg, split=1): a persistent kernel, one CTA per
+      -- place the SMs have for it, each walking output tiles in bands of
+      -- token tiles along the weight rows (L2 reuse); the producer fills
+      -- the next tile's stages during this tile's epilogue, which has its
+      -- own room past the ring. 0 (the default, unnamed): a CTA per tile.
+      persist = { norm = norm_int("persist", 0, 1) },
+      -- band=B (persist=1): bands of B token tiles; 0 (the default,
+      -- unnamed): as many as keep a band's tokens within a share of L2.
+      band = { norm = norm_int("band", 0, 64) },
       -- mma=s4 (schemes of 4-bit weights and one part of 4-bit tokens,
       -- pipe=multistage): the INT4 tensor-core MMA (mma.sync m16n8k64 .s4,
       -- sm_80/86/89), the tokens packed two per byte by the activation
@@ -305,6 +314,13 @@ function V.parse(text, default_arch)
     bad("producer=wg is for the dense TMA pipe (pipe=tma without a residual), not "
         .. (f.sparsity and "a kernel with a residual (sparsity=" .. f.sparsity .. ")" or "pipe=" .. tostring(f.pipe)))
   end
+  if f.persist == "0" then f.persist = nil end
+  if f.persist and (f.producer ~= "wg" or f.split ~= "1") then
+    bad("persist=1 walks whole output tiles with a producer warpgroup: it needs producer=wg and split=1, not "
+        .. (f.producer ~= "wg" and "producer=" .. (f.producer or "thread") or "split=" .. f.split))
+  end
+  if f.band == "0" then f.band = nil end
+  if f.band and not f.persist then bad("band=" .. f.band .. " orders a persistent kernel's tiles: it needs persist=1") end
   if f.mma == "s8" then f.mma = nil end
   if f.pack == "1" then f.pack = nil end
   if f.scales == "2" then f.scales = nil end

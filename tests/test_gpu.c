@@ -421,6 +421,10 @@ static const char *const PIPES[] = {
     "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma;producer=wg",
     "?tile=128x256x128;warps=1x8;stages=4;split=2;pipe=tma;producer=wg",
     "?tile=256x128x128;warps=2x4;stages=4;split=3;pipe=tma;producer=wg",
+    /* Persistent: a CTA per place on the SMs walking output tiles (here one
+     * or two each; persistent_tiles_bit_exact: many, in bands). */
+    "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
+    "tile=128x64x128;warps=1x4;stages=6;pipe=tma;producer=wg;persist=1",
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 
@@ -467,6 +471,35 @@ START_TEST(every_pipeline_bit_exact)
     check_m(&f, 5, 3000 * _i + 1);
     check_m(&f, 77, 3000 * _i + 2);
     check_m(&f, 300, 3000 * _i + 3);
+    teardown(&f);
+}
+END_TEST
+
+/* A persistent kernel's CTAs each walk several output tiles, the ring
+ * running on across them: a 2048 x 1024 layer (8 K tiles) in 64 x 64
+ * tiles (32 along N, 16 along M at M = 1000: 512 tiles) on one CTA per SM
+ * (8 stages, 132 CTAs: about 4 tiles each) in bands of 3 token tiles (the
+ * last one narrower), and on two per SM (5 stages: the ring's slots
+ * turn over out of step with the output tiles) in bands of 1; and in
+ * 256 x 128 tiles with the band the kernel picks. */
+static const char *const PERSIST_PIPES[] = {
+    "tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;band=3",
+    "tile=64x64x128;warps=1x4;stages=5;pipe=tma;producer=wg;persist=1;band=1",
+    "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
+};
+#define NPERSIST ((int)(sizeof PERSIST_PIPES / sizeof PERSIST_PIPES[0]))
+
+START_TEST(persistent_tiles_bit_exact)
+{
+    const int sg = _i / NPERSIST, pi = _i % NPERSIST;
+    if (!wanted(SCHEME_GROUPS[sg].scheme) || !wanted_pipe(PERSIST_PIPES[pi]))
+        return;
+    fixture f;
+    setup_scheme(&f, SCHEME_GROUPS[sg].scheme, 2048, 1024, SCHEME_GROUPS[sg].group, 700 + _i, 1);
+    if (!create_forced(&f, PERSIST_PIPES[pi]))
+        return;
+    check_m(&f, 77, 5000 * _i + 1);
+    check_m(&f, 1000, 5000 * _i + 2);
     teardown(&f);
 }
 END_TEST
@@ -1801,6 +1834,7 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
     tcase_add_loop_test(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);
+    tcase_add_loop_test(pipes_b, persistent_tiles_bit_exact, 0, NSG * NPERSIST);
     tcase_add_loop_test(sparse, sparse_every_pipeline_bit_exact, 0, NSPARSE * NSPIPES);
     tcase_add_loop_test(sparse_llama, sparse_llama_layers_bit_exact, 0, 3);
     tcase_add_test(misc, integer_scale_near_the_bound);

@@ -14,7 +14,11 @@
 //% -- scheme's epi_value2 of both sums, or with epi i32 both planes, the
 //% -- second M x N after the first.
 //% -- bias=1 (epi f16): the layer's bias of the column, added to the value
-//% -- before rounding.
+//% -- before rounding. p.epi_direct (a persistent kernel's INT32 sums): no
+//% -- staging, each register stored where it goes. With a producer
+//% -- warpgroup (p.producer) the barriers are the MMA warpgroups' own
+//% -- (named barrier 1): the producer's warps may still be filling the ring.
+//% local sync = p.producer == 1 and 'asm volatile("bar.sync 1, %0;\\n" :: "n"(THREADS) : "memory");' or "__syncthreads();"
 //% local scaled = p.epi ~= "i32"
 //% local out = scaled and "u16" or "int"
 //% local two = p.parts == 2
@@ -23,6 +27,17 @@
 //% -- round differently when the bias cancels the value).
 //% local plus = scaled and p.bias == 1
 //% local add0, add1 = plus and "__fadd_rn(" or "", plus and ", bcol)" or ""
+//% if p.epi_direct == 1 then
+    /* Epilogue: each sum straight from its register (INT32, the exactness
+     * checks' output). */
+    (void)smem;
+#pragma unroll
+    for (int q = 0; q < ACC_REGS; ++q) {
+        const int m = m_cta + ACC_ML(q), n = n_cta + ACC_NL(q);
+        if (m < M && n < N)
+            Y[(size_t)m * N + n] = ACC(q);
+    }
+//% else
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
     {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF);
@@ -30,7 +45,7 @@
 #pragma unroll
     for (int plane = 0; plane < 2; ++plane) {
     if (plane)
-        __syncthreads();   /* the first plane's stores have read the tile */
+        {{ sync }}   /* the first plane's stores have read the tile */
 //% end
 #pragma unroll
     for (int i = 0; i < ACC_REGS / (ACC_NJ * 4); ++i) {
@@ -67,7 +82,7 @@
             }
         }
     }
-    __syncthreads();
+    {{ sync }}
 //% local cl = p.split > 1 and p.cluster > 1
     constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
     constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
@@ -82,4 +97,5 @@
 //% end
 //% if cl then
     cluster_wait();
+//% end
 //% end

@@ -183,8 +183,14 @@ function G.workspace(p, L, N, K, sms)
 end
 
 -- The grid of a GEMM launch: x along N, y along M, z the split-K slices;
--- each dimension ceil((base + per_m * M) / div).
-function G.grid(p, N)
+-- each dimension ceil((base + per_m * M) / div) * mul, at most max (if
+-- given). A persistent kernel (p.persist): one CTA per output tile up to
+-- the places sms multiprocessors have for it, along x.
+function G.grid(p, N, sms)
+  if p.persist == 1 then
+    return { { per_m = 1, div = p.tile_m, mul = (N + p.tile_n - 1) // p.tile_n, max = sms * G.resident(p) }, { base = 1 },
+             { base = 1 } }
+  end
   return { { base = N, div = p.tile_n }, { per_m = 1, div = p.tile_m }, { base = p.split } }
 end
 

@@ -18,6 +18,8 @@
 --   split           CTAs per output tile along K (exact INT32 fix-up)
 --   producer=wg     (tma) a warpgroup of its own issues the copies (one
 --                   lane) and gives its registers to the MMA warpgroups
+--   persist=1       (tma, producer=wg) one CTA per place on the SMs, each
+--                   walking output tiles; the epilogue's tile past the ring
 local P = {}
 
 -- producer=wg: the registers the producer warpgroup keeps (setmaxnreg's
@@ -113,13 +115,26 @@ function P.check(f, arch)
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
   local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
+  -- A persistent kernel stages a tile's output while the producer fills
+  -- the ring with the next tile's: the output tile has room of its own.
+  local persist = f.persist == "1"
+  if persist and L.parts == 2 then
+    bad("persist=1: scheme " .. f.scheme .. " (two activation parts) runs a CTA per tile")
+  end
+  -- Its INT32 sums (epi=i32, the exactness checks' twin) go straight from
+  -- the registers, which takes no room.
+  local direct = persist and f.epi == "i32"
+  if direct then tile_bytes = 0 end
   -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
   -- are static.
-  local cluster, body = G.check_reduce(f, d, arch, math.max(ring_bytes, tile_bytes), tile_bytes)
+  local cluster, body = G.check_reduce(f, d, arch, persist and ring_bytes + tile_bytes or math.max(ring_bytes, tile_bytes),
+                                       tile_bytes)
   local smem = body + 1024
   local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots) or 0)
   if smem + static > arch.smem then
-    bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
+    bad(string.format("variant needs %d bytes of shared memory%s; %s allows %d", smem,
+                      persist and string.format(" (%d stages of %d and the output tile's %d)", stages, stage_bytes, tile_bytes)
+                      or "", f.arch, arch.smem))
   end
   local p = {
     name = G.kernel_name(pipe, f),
@@ -129,7 +144,10 @@ function P.check(f, arch)
     w_bytes = w_bytes, x_bytes = x_bytes, gp_bytes = gp_bytes, stage_bytes = stage_bytes,
     out_bytes = out_bytes, ldc = ldc, epi = f.epi,
     pdl = 1, tma = (pipe == "tma") and 1 or 0, cluster = cluster, fused = 0,
-    r_ring_off = stages * stage_bytes,
+    r_ring_off = stages * stage_bytes, persist = persist and 1 or 0, band = tonumber(f.band or "0"),
+    -- The output tile's place: past the INT32 sums a cluster's peers
+    -- read, past a persistent kernel's ring, else over the ring.
+    epi_tile_off = (cluster > 1 and bm * bn * 4) or (persist and ring_bytes) or 0, epi_direct = direct and 1 or 0,
   }
   G.scheme_facts(p, L, g, sp)
   p.fold2 = fold2 and 1 or 0
@@ -145,13 +163,18 @@ function P.check(f, arch)
     -- launch share is bounded by the CTAs resident per SM (min_blocks
     -- keeps ptxas to it), the producer drops to PRODUCER_REGS and the MMA
     -- warpgroups take what that frees.
+    -- setmaxnreg.inc draws on a pool per CTA: what the CTA launched with
+    -- (its threads x the launch count, which ptxas takes to the bound:
+    -- the share of 65536 per thread, in whole 8s) less what the warps hold.
+    -- An MMA warpgroup that asks for more than the producer gave up waits
+    -- forever.
     local ctas = G.resident(p)
-    local share = 65536 // ctas
+    local launch = math.min(256, 65536 // ctas // threads // 8 * 8)
     p.min_blocks = ctas
     p.regs_producer = PRODUCER_REGS
     -- (setmaxnreg.inc may not lower the count: up to 256, never below the
-    -- launch share, which this is never below short of the cap.)
-    p.regs_consumer = math.min(256, (share - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+    -- launch count, which this is never below short of the cap.)
+    p.regs_consumer = math.min(256, (launch * threads - 128 * PRODUCER_REGS) // consumers // 8 * 8)
     if regs > p.regs_consumer then
       bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; with producer=wg and %d CTA%s per SM "
                         .. "the MMA warpgroups get %d", pipe, nt, bn // wgn, regs, ctas, ctas > 1 and "s" or "", p.regs_consumer))

@@ -8,8 +8,11 @@
 //% -- p.fold2 in two sets of registers, a pair of groups in turn (set `par`
 //% -- for a tile's first group), drained and folded after the pair; without
 //% -- it in one set, drained at every group end. `sums`: the accumulators
-//% -- the tile's MMAs add into (two activation parts: acc or acc4).
-        const u32 stage = smem_base + (kt % STAGES) * STAGE_BYTES;
+//% -- the tile's MMAs add into (two activation parts: acc or acc4). A
+//% -- persistent kernel's ring counts K tiles across its output tiles: the
+//% -- tile's place in it is ring0 + kt.
+//% local it = p.persist == 1 and "(ring0 + kt)" or "kt"
+        const u32 stage = smem_base + ({{ it }} % STAGES) * STAGE_BYTES;
         const u32 xtile = stage + X_OFF + wg_m * NT * BK;
 //% if p.sparse == 1 then
         /* The tile's residual blocks: bit nbl * (BK / 64) + s per 16-row
@@ -190,6 +193,6 @@
             /* After the first step's wait the previous tile's MMAs and
              * loads are all done: this warp releases its slot. */
             if (kb == 0 && kt > 0 && lane == 0)
-                mbar_arrive(empty0 + ((kt - 1) % STAGES) * 8);
+                mbar_arrive(empty0 + (({{ it }} - 1) % STAGES) * 8);
 //% end
         }
