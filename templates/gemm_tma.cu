@@ -291,17 +291,21 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         /* A CTA lets the next kernel start once all its threads have said so
          * or left (the next kernel waits for this one before it reads). */
         asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-//% if p.persist == 1 then
-        /* The ring counts K tiles across the CTA's output tiles: the it-th
-         * goes to slot it % STAGES once its (it / STAGES)-th use is over.
-         * The first tile's first stages: weights, then tokens. */
+        /* The ring counts K tiles across the CTA's output tiles (one, but
+         * in a persistent kernel): the it-th goes to slot it % STAGES once
+         * its (it / STAGES)-th use is over. The CTA's first stages: weights
+         * before the activation kernel is waited for, tokens after. */
         if (tid == THREADS) {
             int it = 0;
+//% if p.persist == 1 then
             for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
                 int n_cta, m_cta;
                 tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
+//% else
+            {
+//% end
                 int kt = 0;
-                if (t == (int)blockIdx.x) {
+                if (it == 0) {
                     for (; kt < STAGES && kt < ktiles; ++kt) {
                         mbar_expect_tx(full0 + kt * 8, TX_BYTES);
                         tma_stage<true, false>(smem_base + kt * STAGE_BYTES, full0 + kt * 8, kt_begin + kt, xmap, wmap,
@@ -323,26 +327,6 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                 }
             }
         }
-//% else
-        if (tid == THREADS) {
-            for (int s = 0; s < STAGES && s < ktiles; ++s) {
-                mbar_expect_tx(full0 + s * 8, TX_BYTES);
-                tma_stage<true, false>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
-                                       n_cta, m_cta);
-            }
-            asm volatile("griddepcontrol.wait;\n" ::: "memory");
-            for (int s = 0; s < STAGES && s < ktiles; ++s)
-                tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap, {{ gmap and "gmap, " or "" }}
-                                       n_cta, m_cta);
-            for (int kt = STAGES; kt < ktiles; ++kt) {
-                const int slot = kt % STAGES;
-                mbar_wait(empty0 + slot * 8, (kt / STAGES - 1) & 1);
-                mbar_expect_tx(full0 + slot * 8, TX_BYTES);
-                tma_stage<true, true>(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, xmap, wmap,
-                                      {{ gmap and "gmap, " or "" }}n_cta, m_cta);
-            }
-        }
-//% end
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 {{ p.regs_consumer }};\n" ::: "memory");
