@@ -3,7 +3,8 @@
  * around each call, L2 flushed before each call, warm-up, median of many
  * repetitions, random inputs. Every qjit point is checked against the CPU
  * reference (INT32 accumulators, exact, on sampled rows) before it is timed.
- * Also: the measured copy bandwidth (the 4-bit floor), the host cost of a
+ * Also: the measured copy bandwidth (the 4-bit floor), two INT8 peaks
+ * (cuBLAS INT8 at 8192^3; a bare wgmma loop, bench_peak.c), the host cost of a
  * cached forward call (direct, split into its driver launches alone and
  * qjit's dispatch; and per forward under CUDA graph replay), and
  * cold-compile / cache-load time per variant. Only the public API (qjit.h)
@@ -40,8 +41,11 @@ static const char usage[] =
     "A shapes file holds one NxK per line (# comments allowed). Each --variant KEY adds\n"
     "rows running that GEMM variant at every M (for tuning); the summary covers the\n"
     "dispatch table's own choices: per scheme its speedup over the best cuBLAS path, each\n"
-    "scheme's time against w4a8-lqq's, w8a8 against cuBLAS INT8 and the fraction of the\n"
-    "INT8 tensor-core peak (cuBLAS INT8 at 8192^3, measured in the same run) it reaches.\n"
+    "scheme's time against w4a8-lqq's, w8a8 against cuBLAS INT8 and the fractions it\n"
+    "reaches of two INT8 tensor-core peaks, both measured in the same run: cuBLAS INT8 at\n"
+    "8192^3 (a whole GEMM; not with --no-peers), and a plain loop of m64n256k32 wgmmas on\n"
+    "operands in shared memory, two warpgroups per SM (the tensor cores' own; sm_90a only,\n"
+    "else 'not measured').\n"
     "--dtype bf16 runs BF16 layers (tokens and outputs; the default is FP16).\n"
     "--sparsity adds, per budget, the layers quantized with a sparse 4-bit residual on\n"
     "that share of weight blocks (chosen with LLM-like calibration rows; schemes that take\n"
@@ -366,6 +370,16 @@ static double int8_peak(bench *b)
     if (Y) b->d->MemFree(Y);
     if (ws) b->d->MemFree(ws);
     return tops;
+}
+
+/* tops as a fraction of peak ("0.87"), or "n/a" where the peak was not
+ * measured (0). */
+static void peak_fraction(char out[16], double tops, double peak)
+{
+    if (peak > 0)
+        snprintf(out, 16, "%.2f", tops / peak);
+    else
+        snprintf(out, 16, "n/a");
 }
 
 /* Microseconds from t0 to t1 (CLOCK_MONOTONIC). */
@@ -1164,9 +1178,16 @@ int cmd_bench(int argc, char **argv)
     char peak[64] = "not measured (--no-peers)";
     if (b.blas)
         snprintf(peak, sizeof peak, "%.0f TOPS (8192^3)", b.int8_peak_tops);
+    /* The tensor cores' own ceiling, which no GEMM's loads or epilogue lower. */
+    char why[256], wgmma_peak[320];
+    b.wgmma_peak_tops = bench_wgmma_peak(&b, why, sizeof why);
+    if (b.wgmma_peak_tops > 0)
+        snprintf(wgmma_peak, sizeof wgmma_peak, "%.0f TOPS (m64n256k32 loop)", b.wgmma_peak_tops);
+    else
+        snprintf(wgmma_peak, sizeof wgmma_peak, "not measured (%s)", why);
     printf("device: %s (%s, %d SMs); copy bandwidth %.0f GB/s (read+write); cuBLAS INT8 peak %s; "
-           "L2 flushed before every call; median of %d; %s layers\n", b.d->name, arch, b.d->sm_count, b.copy_gbs, peak,
-           b.reps, b.dtype == QJIT_DTYPE_BF16 ? "BF16" : "FP16");
+           "wgmma INT8 peak %s; L2 flushed before every call; median of %d; %s layers\n", b.d->name, arch,
+           b.d->sm_count, b.copy_gbs, peak, wgmma_peak, b.reps, b.dtype == QJIT_DTYPE_BF16 ? "BF16" : "FP16");
     printf("peers: %s\n\n", b.blas ? "cublas-bf16, cublas-int8 (int32 out), cublas-fp8 (e4m3, bf16 out)" : "none");
     if (args.layers > 0) {
         int wrong = bench_stack(&b, &args, schemes, nschemes);
@@ -1308,7 +1329,8 @@ int cmd_bench(int argc, char **argv)
         }
     }
     /* w8a8 is cuBLAS INT8's arithmetic plus an epilogue: against it, and
-     * against the INT8 tensor cores' measured ceiling at the largest M. */
+     * against the INT8 tensor cores' two measured ceilings (cuBLAS's, the
+     * wgmma loop's). */
     for (int c = 0; c < nschemes; c++) {
         if (schemes[c] != QJIT_SCHEME_W8A8)
             continue;
@@ -1330,9 +1352,13 @@ int cmd_bench(int argc, char **argv)
                         nt++;
                     }
                 }
-            if (n)
-                printf("  M=%-5lld geomean %.3f, min %.3f; best %.0f TOPS = %.2f of the INT8 peak\n", ms[mi],
-                       qb_geomean(v, n), mmin, tops, b.int8_peak_tops > 0 ? tops / b.int8_peak_tops : 0);
+            if (n) {
+                char of_cublas[16], of_wgmma[16];
+                peak_fraction(of_cublas, tops, b.int8_peak_tops);
+                peak_fraction(of_wgmma, tops, b.wgmma_peak_tops);
+                printf("  M=%-5lld geomean %.3f, min %.3f; best %.0f TOPS = %s of the cuBLAS INT8 peak, %s of the "
+                       "wgmma peak\n", ms[mi], qb_geomean(v, n), mmin, tops, of_cublas, of_wgmma);
+            }
             if (nt)
                 printf("  %-7s tokens in: geomean %.3f, min %.3f\n", "", qb_geomean(fl, nt), tmin);
         }
@@ -1375,8 +1401,8 @@ int cmd_bench(int argc, char **argv)
         FILE *f = fopen(json_path, "w");
         if (f) {
             fprintf(f, "{\"device\": \"%s\", \"arch\": \"%s\", \"copy_gbs\": %.1f, \"int8_peak_tops\": %.1f, "
-                       "\"reps\": %d, \"host_cost_us\": %.3f, ",
-                    b.d->name, arch, b.copy_gbs, b.int8_peak_tops, b.reps, host[0].forward_us);
+                       "\"wgmma_peak_tops\": %.1f, \"reps\": %d, \"host_cost_us\": %.3f, ",
+                    b.d->name, arch, b.copy_gbs, b.int8_peak_tops, b.wgmma_peak_tops, b.reps, host[0].forward_us);
             json_host_split(f, "", &host[0]);
             fprintf(f, ",\n \"host_cost_large_m\": %lld, \"host_cost_large_us\": %.3f, ", host[1].M,
                     host[1].forward_us);

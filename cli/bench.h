@@ -16,7 +16,8 @@ typedef struct bench {
     /* Peer times per (shape, M), measured once and shared by every scheme. */
     double (*peer_cache)[QB_MAX_MS][NPEERS];
     int (*peer_done)[QB_MAX_MS];
-    double int8_peak_tops;        /* cuBLAS INT8 at 8192^3, the tensor cores' measured ceiling */
+    double int8_peak_tops;        /* cuBLAS INT8 at 8192^3: a whole GEMM's ceiling (0: not measured) */
+    double wgmma_peak_tops;       /* a bare wgmma loop (bench_peak.c): the tensor cores' own (0: not measured) */
     cli_cuda *d;                  /* the GPU, as the command drives it */
     qb_blas *blas;
     double copy_gbs;              /* measured device copy bandwidth, GB/s (read + write) */
@@ -56,6 +57,14 @@ uint16_t bench_token(bench *b, uint64_t *seed);
  * failure (message printed). */
 int bench_check_point(bench *b, qjit_linear *lin, const void *blob, size_t bytes, int parts, long long M, long long N,
                       long long K, const uint16_t *X, CUdeviceptr dX, int max_rows);
+
+/* The INT8 tensor cores' peak in TOPS as a plain loop of m64n256k32 s8
+ * wgmmas reaches it (operands in shared memory, accumulators in registers,
+ * two warpgroups on every SM), compiled with NVRTC and timed like every
+ * call (bench_time_calls). 0 with the reason in why (a phrase, "needs
+ * sm_90a ...") on a GPU other than sm_90, or if the kernel fails to
+ * compile, load or run; those failures are also printed. */
+double bench_wgmma_peak(bench *b, char *why, size_t why_size);
 
 /* `qjit bench --layers L`: the step of a model whose layers each hold the
  * shapes of a->shapes (own weights per layer), for every scheme and M, and

@@ -62,6 +62,10 @@ static qjit_status find_device(cli_cuda *cu, int ordinal)
     if ((r = cu->DeviceGet(&cu->device, ordinal)) != CUDA_SUCCESS ||
         (r = cu->DeviceGetAttribute(&cu->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu->device)) !=
             CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&cu->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu->device)) !=
+            CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&cu->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->device)) !=
+            CUDA_SUCCESS ||
         (r = cu->DeviceGetName(cu->name, (int)sizeof cu->name, cu->device)) != CUDA_SUCCESS) {
         cli_cuda_error(cu, r, "reading the device's properties");
         return QJIT_CUDA;

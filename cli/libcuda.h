@@ -53,6 +53,9 @@
     X(GraphNodeGetType, "cuGraphNodeGetType", (CUgraphNode, CUgraphNodeType *))                    \
     X(GraphKernelNodeGetAttribute, "cuGraphKernelNodeGetAttribute",                                \
       (CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *))                                  \
+    X(ModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))                              \
+    X(ModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *))            \
+    X(ModuleUnload, "cuModuleUnload", (CUmodule))                                                  \
     X(LaunchKernel, "cuLaunchKernel",                                                              \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,           \
        CUstream, void **, void **))                                                                \
@@ -73,6 +76,7 @@ typedef struct cli_cuda {
     CUdevice device;
     CUcontext context;           /* the device's primary context, retained; NULL until then */
     int sm_count;
+    int cc_major, cc_minor;      /* compute capability: 9, 0 on an H100 */
     char name[128];              /* "NVIDIA H100 80GB HBM3" */
     char error[1024];            /* why the last failing call failed, a sentence ("" if none) */
 #define CLI_CUDA_MEMBER(member, symbol, params) CUresult (*member) params;
@@ -82,8 +86,8 @@ typedef struct cli_cuda {
 } cli_cuda;
 
 /* Loads libcuda, initializes it, finds device `ordinal` (0 for a context
- * made with default options, as cli_context makes them), reads its name and
- * SM count, retains its primary context and makes it current on the calling
+ * made with default options, as cli_context makes them), reads its name,
+ * SM count and compute capability, retains its primary context and makes it current on the calling
  * thread. cu must be zeroed first; call cli_cuda_close afterwards, whatever
  * this returned.
  * @return QJIT_OK; QJIT_NO_DRIVER, QJIT_NO_DEVICE or QJIT_CUDA with the
