@@ -10,7 +10,7 @@
 //   round half away from zero.
 // No gather: the GEMM's one INT32 sum per output does not depend on the
 // channels' order, so its weights keep the caller's order too.
-// IEEE division and roundf make it bit-identical to the CPU reference
+// lib/act_div.cu's rounding makes it bit-identical to the CPU reference's IEEE division and roundf
 // (qjit_reference_quantize_activations_for).
 // One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 {{ f.dtype == "bf16" and "BF16" or "FP16" }} values and the set's byte.
 //% if p.ctas > 1 then
@@ -26,7 +26,7 @@
 //   (1 for an all-zero part),
 //   Xq[m, j] = clamp(round(X[m, perm[j]] / sx), -limit, limit),
 //   round half away from zero.
-// IEEE division and roundf make it bit-identical to the CPU reference
+// lib/act_div.cu's rounding makes it bit-identical to the CPU reference's IEEE division and roundf
 // (qjit_reference_quantize_activations_for).
 // One CTA of {{ p.threads }} threads per token; each thread four positions at a time.
 //% if p.cache > 0 then
@@ -47,7 +47,7 @@
 //% if p.rowsum == 1 then
 //   rowsum[m] = sum_k Xq[m, k] (for the schemes that subtract a zero point in the epilogue).
 //% end
-// IEEE division and roundf make it bit-identical to the CPU reference.
+// lib/act_div.cu's rounding makes it bit-identical to the CPU reference's IEEE division and roundf.
 // One CTA of {{ p.threads }} threads per token; 16-byte loads of 8 {{ f.dtype == "bf16" and "BF16" or "FP16" }} values.
 //% if p.ctas > 1 then
 // {{ p.ctas }} CTAs per token (blockIdx.z): each finds the row's largest |x| and
@@ -57,6 +57,7 @@
 //% end
 // It also zeroes the split-K arrival counters of the GEMM launched after it.
 {{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
+{{ render("lib/act_div.cu", { bf16 = f.dtype == "bf16" }) }}
 #define THREADS {{ p.threads }}
 #define CACHED 8                     /* 16-byte chunks a thread keeps in registers (and loads at once) */
 #define CTAS {{ p.ctas }}                       /* CTAs per token (blockIdx.z: which) */
@@ -70,29 +71,29 @@ static __device__ __forceinline__ float amax4(float a, float b, float c, float d
 }
 
 //% end
-/* One value quantized with scale and limit, in the low byte. */
-static __device__ __forceinline__ u32 quant1(float x, float scale, float limit)
+/* One value quantized with a scale's divisor and limit, in the low byte. */
+static __device__ __forceinline__ u32 quant1(float x, const act_div &d, float limit)
 {
-    const float q = fminf(fmaxf(roundf(x / scale), -limit), limit);
-    return (u32)(int)q & 0xFFu;
+    return act_round(act_quot(x, d), limit) & 0xFFu;
 }
 
 //% if p.inplace ~= 1 then
 /* The four values of the row at the positions p, quantized into the bytes
  * of a word. */
-static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, uint4 p, float scale, float limit)
+static __device__ __forceinline__ u32 quant_quad(const u16 *__restrict__ row, uint4 p, const act_div &d, float limit)
 {
-    return quant1(x_to_float(row[p.x]), scale, limit) | quant1(x_to_float(row[p.y]), scale, limit) << 8 |
-           quant1(x_to_float(row[p.z]), scale, limit) << 16 | quant1(x_to_float(row[p.w]), scale, limit) << 24;
+    return quant1(x_to_float(row[p.x]), d, limit) | quant1(x_to_float(row[p.y]), d, limit) << 8 |
+           quant1(x_to_float(row[p.z]), d, limit) << 16 | quant1(x_to_float(row[p.w]), d, limit) << 24;
 }
 //% end
 
 /* The two parts' largest |x| (each thread's a8, a4) over the CTA (red: 2 x
- * THREADS / 32 floats of shared memory), made scales in s8, s4 and stored
- * to sx. */
+ * THREADS / 32 floats of shared memory), made scales, stored to sx, and
+ * their divisors d8, d4 (lib/act_div.cu). */
 static __device__ __forceinline__ void part_scales(float a8, float a4, float *red, float *__restrict__ sx, int m,
-                                                   float &s8, float &s4)
+                                                   act_div &d8, act_div &d4)
 {
+    float s8, s4;
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
         a8 = fmaxf(a8, __shfl_xor_sync(0xFFFFFFFFu, a8, off));
@@ -124,6 +125,8 @@ static __device__ __forceinline__ void part_scales(float a8, float a4, float *re
         sx[2 * m + 1] = s4;
     }
 //% end
+    d8 = act_div_of(s8);
+    d4 = act_div_of(s4);
 }
 
 //% if p.inplace == 1 then
@@ -197,7 +200,7 @@ static __device__ __forceinline__ void parts_amax(u32 hi, u32 lo, float &a8, flo
  * blockIdx.z (round r: chunks r T .. r T + T - 1). */
 template <int T, int C, int P>
 static __device__ __forceinline__ void store_inplace(const uint4 (&keep)[C], const u32 (&sets)[C / 4], int u0,
-                                                     int chunks, uint2 *__restrict__ out, float s)
+                                                     int chunks, uint2 *__restrict__ out, const act_div &d)
 {
 #pragma unroll
     for (int i = 0; i < C; ++i) {
@@ -210,7 +213,7 @@ static __device__ __forceinline__ void store_inplace(const uint4 (&keep)[C], con
         u32 q[2] = {0u, 0u};
 #pragma unroll
         for (int e = 0; e < 8; ++e)
-            q[e >> 2] |= quant1(x[e], s, b >> e & 1u ? 127.0f : 7.0f) << (8 * (e & 3));
+            q[e >> 2] |= quant1(x[e], d, b >> e & 1u ? 127.0f : 7.0f) << (8 * (e & 3));
         out[c] = make_uint2(q[0], q[1]);
     }
 }
@@ -234,14 +237,15 @@ static __device__ __forceinline__ void quantize_row_inplace(const uint4 *__restr
     const bool cached = (chunks + T - 1) / T <= C;
     uint4 keep[C];
     u32 sets[C / 4], hi = 0u, lo = 0u;
-    float a8, a4, s, s4;
+    float a8, a4;
+    act_div d, d4;
     if (cached) {
         load_chunks<T, C, 1>(row, threadIdx.x, chunks, keep);
         load_set<T, C>(set, threadIdx.x, chunks, sets);
         chunks_amax_parts<T, C>(keep, sets, threadIdx.x, chunks, hi, lo);
         parts_amax(hi, lo, a8, a4);
-        part_scales(a8, a4, red, sx, m, s, s4);
-        store_inplace<T, C, P>(keep, sets, threadIdx.x, chunks, out, s);
+        part_scales(a8, a4, red, sx, m, d, d4);
+        store_inplace<T, C, P>(keep, sets, threadIdx.x, chunks, out, d);
     } else {
         for (int u0 = threadIdx.x; u0 < chunks; u0 += C * T) {
             load_chunks<T, C, 1>(row, u0, chunks, keep);
@@ -249,11 +253,11 @@ static __device__ __forceinline__ void quantize_row_inplace(const uint4 *__restr
             chunks_amax_parts<T, C>(keep, sets, u0, chunks, hi, lo);
         }
         parts_amax(hi, lo, a8, a4);
-        part_scales(a8, a4, red, sx, m, s, s4);
+        part_scales(a8, a4, red, sx, m, d, d4);
         for (int u0 = threadIdx.x; u0 < chunks; u0 += C * T) {
             load_chunks<T, C, 1>(row, u0, chunks, keep);
             load_set<T, C>(set, u0, chunks, sets);
-            store_inplace<T, C, P>(keep, sets, u0, chunks, out, s);
+            store_inplace<T, C, P>(keep, sets, u0, chunks, out, d);
         }
     }
 }
@@ -262,7 +266,8 @@ static __device__ __forceinline__ void quantize_row_inplace(const uint4 *__restr
  * CTA's rounds (round r: positions of words r THREADS .. r THREADS +
  * THREADS - 1; CTA z takes the rounds r % CTAS == z). */
 static __device__ __forceinline__ void store_parts(const u16 *row, const uint4 *__restrict__ perm,
-                                                   u32 *__restrict__ out, int K, int k8, float s8, float s4)
+                                                   u32 *__restrict__ out, int K, int k8, const act_div &d8,
+                                                   const act_div &d4)
 {
 //% if p.pack == 2 then
     /* The INT8 part's quads, then the INT4 part's words: word u of that part
@@ -271,17 +276,17 @@ static __device__ __forceinline__ void store_parts(const u16 *row, const uint4 *
     const int words = k8 / 4 + (K - k8) / 8;
     for (int c = threadIdx.x + blockIdx.z * THREADS; c < words; c += CTAS * THREADS) {
         if (4 * c < k8) {
-            out[c] = quant_quad(row, perm[c], s8, 127.0f);
+            out[c] = quant_quad(row, perm[c], d8, 127.0f);
         } else {
             const int u = c - k8 / 4, q = k8 / 4 + 8 * (u / 4) + u % 4;
-            out[c] = (quant_quad(row, perm[q], s4, 7.0f) & 0x0F0F0F0Fu) |
-                     (quant_quad(row, perm[q + 4], s4, 7.0f) & 0x0F0F0F0Fu) << 4;
+            out[c] = (quant_quad(row, perm[q], d4, 7.0f) & 0x0F0F0F0Fu) |
+                     (quant_quad(row, perm[q + 4], d4, 7.0f) & 0x0F0F0F0Fu) << 4;
         }
     }
 //% else
     for (int c = threadIdx.x + blockIdx.z * THREADS; c < K / 4; c += CTAS * THREADS) {
         const bool int8 = 4 * c < k8;
-        out[c] = quant_quad(row, perm[c], int8 ? s8 : s4, int8 ? 127.0f : 7.0f);
+        out[c] = quant_quad(row, perm[c], int8 ? d8 : d4, int8 ? 127.0f : 7.0f);
     }
 //% end
 }
@@ -305,9 +310,9 @@ static __device__ __forceinline__ void quantize_row_parts(const u16 *__restrict_
         else
             a4 = fmaxf(a4, a);
     }
-    float s8, s4;
-    part_scales(a8, a4, red, sx, m, s8, s4);
-    store_parts(row, perm, out, K, k8, s8, s4);
+    act_div d8, d4;
+    part_scales(a8, a4, red, sx, m, d8, d4);
+    store_parts(row, perm, out, K, k8, d8, d4);
 }
 //% end
 //% if p.cache > 0 then
@@ -354,20 +359,21 @@ static __device__ __forceinline__ void quantize_row_parts_cached(const uint4 *__
         else if (c < quads)
             a4 = fmaxf(a4, a);
     }
-    float s8, s4;
-    part_scales(a8, a4, red, sx, m, s8, s4);
+    act_div d8, d4;
+    part_scales(a8, a4, red, sx, m, d8, d4);
 //% if p.pack == 2 then
     /* Two 4-bit values a byte pair quads 4 apart: gathered again, by word. */
-    store_parts(row, perm, out, K, k8, s8, s4);
+    store_parts(row, perm, out, K, k8, d8, d4);
 //% else
 #pragma unroll
     for (int i = 0; i < PERM_REGS; ++i) {
         const int c = threadIdx.x + i * THREADS;
         const bool int8 = 4 * c < k8;
-        const float s = int8 ? s8 : s4, limit = int8 ? 127.0f : 7.0f;
+        const act_div &d = int8 ? d8 : d4;
+        const float limit = int8 ? 127.0f : 7.0f;
         if (c < quads && i % CTAS == (int)blockIdx.z)
-            out[c] = quant1(x_to_float(v[i][0]), s, limit) | quant1(x_to_float(v[i][1]), s, limit) << 8 |
-                     quant1(x_to_float(v[i][2]), s, limit) << 16 | quant1(x_to_float(v[i][3]), s, limit) << 24;
+            out[c] = quant1(x_to_float(v[i][0]), d, limit) | quant1(x_to_float(v[i][1]), d, limit) << 8 |
+                     quant1(x_to_float(v[i][2]), d, limit) << 16 | quant1(x_to_float(v[i][3]), d, limit) << 24;
     }
 //% end
 }

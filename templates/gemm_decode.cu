@@ -18,7 +18,7 @@
 {{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
 {{ render("lib/mma.cu") }}
 {{ render(scheme.device, { p = p }) }}
-{{ gemm.lib(p) }}
+{{ gemm.lib(p, f) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define R {{ p.r }}                  /* 16-row weight blocks per CTA */

@@ -15,7 +15,7 @@
 {{ render("lib/mma_s4.cu") }}
 //% end
 {{ render(scheme.device, { p = p }) }}
-{{ gemm.lib(p) }}
+{{ gemm.lib(p, f) }}
 #define BM {{ p.tile_m }}
 #define BN {{ p.tile_n }}
 #define BK {{ p.tile_k }}

@@ -23,7 +23,7 @@
 {{ render("lib/wgmma.cu", { nt = p.nt }) }}
 {{ render("lib/tma.cu") }}
 {{ render(scheme.device, { p = p }) }}
-{{ gemm.lib(p) }}
+{{ gemm.lib(p, f) }}
 {{ render("lib/wgmma_defs.cu", { p = p }) }}
 #define TX_BYTES {{ p.x_bytes + p.w_bytes + p.gp_bytes }}   /* bytes the TMA brings per stage */
 

@@ -16,7 +16,7 @@
 {{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
 {{ render("lib/wgmma.cu", { nt = p.nt }) }}
 {{ render(scheme.device, { p = p }) }}
-{{ gemm.lib(p) }}
+{{ gemm.lib(p, f) }}
 {{ render("lib/wgmma_defs.cu", { p = p }) }}
 #define PREFETCH (STAGES - 2)           /* K tiles in flight: one more slot is read by the wgmma in flight */
 

@@ -313,6 +313,128 @@ START_TEST(activations_round_half_away)
 }
 END_TEST
 
+/* templates/lib/act_div.cu's steps, in C (the build has -ffp-contract=off,
+ * so each operation rounds as written): the GPU activation kernels'
+ * round(x / s) without a division a value. */
+typedef struct act_div {
+    float s, r, p;
+} act_div;
+
+/* a + b rounded towards zero (__fadd_rz): the double sum is exact for the
+ * operands used here (a below 2^8 with b = 0.5, or an integer with b =
+ * 2^23), except for a below 2^-29 with b = 0.5, where any rounding of it
+ * still truncates to 0.5. */
+static float add_rz(float a, float b)
+{
+    double e = (double)a + (double)b;
+    float f = (float)e;
+    if (fabs((double)f) > fabs(e))
+        f = nextafterf(f, 0.0f);
+    return f;
+}
+
+static act_div act_div_of(float s, int bf16)
+{
+    act_div d = {s, 0.0f, 1.0f};
+    if (bf16) {   /* p = 2^(127 - e), e the biased exponent (p s in [1, 2), or normal for a subnormal s) */
+        uint32_t u, e;
+        memcpy(&u, &s, 4);
+        e = u >> 23 & 0xFFu;
+        u = (254u - e) << 23;
+        memcpy(&d.p, &u, 4);
+        d.s = s * d.p;
+    }
+    if (s > FLT_MAX) {
+        d.s = 1.0f;
+        d.p = 1.0f;
+    } else {
+        d.r = 1.0f / d.s;
+    }
+    return d;
+}
+
+/* The FMAs on the hardware where it has them (libm's fmaf is exact but slow). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define ACT_FMA_TARGET __attribute__((target("fma")))
+#else
+#define ACT_FMA_TARGET
+#endif
+
+static ACT_FMA_TARGET int act_quantize(float x, act_div d, int bf16, float limit)
+{
+    if (bf16)
+        x = x * d.p;
+    const float q0 = x * d.r, q = fmaf(fmaf(-q0, d.s, x), d.r, q0);
+    const float v = q > -limit ? q : -limit;   /* fmaxf: NaN -> -limit */
+    const float y = add_rz(fabsf(v), 0.5f), t = y < limit ? y : limit;
+    const float n = add_rz(t, 8388608.0f) - 8388608.0f;
+    return (int)copysignf(n, v);
+}
+
+/* What the kernels computed before (and the reference computes, for finite
+ * tokens): an IEEE division and roundf, clamped (fmaxf first: NaN ->
+ * -limit). */
+static int act_divide(float x, float s, float limit)
+{
+    volatile float quotient = x / s;
+    const float v = roundf(quotient), c = v > -limit ? v : -limit;
+    return (int)(c < limit ? c : limit);
+}
+
+static ACT_FMA_TARGET long act_division_sweep(int bf16, const float *vals, int n, long *pairs)
+{
+    long bad = 0;
+    for (int li = 0; li < 2; li++) {
+        const float lim = li ? 7.0f : 127.0f;   /* the part's limit the scale came from */
+        for (int a = 1; a < n; a++) {
+            /* a row's scale: its largest |x| over a part's limit */
+            const float s = vals[a] / lim;
+            const act_div d = act_div_of(s, bf16);
+            for (int h = 0; h < n && vals[h] <= 130.0f * s; h++) {
+                const float x = vals[h];
+                (*pairs)++;
+                /* Equal after the clamp to 127, equal after any smaller
+                 * one; the 7 and the sign are checked on a sample. */
+                const int got = act_quantize(x, d, bf16, 127.0f), want = act_divide(x, s, 127.0f);
+                if (got != want || (h % 61 == 0 && (act_quantize(-x, d, bf16, 7.0f) != act_divide(-x, s, 7.0f) ||
+                                                    act_quantize(-x, d, bf16, 127.0f) != -want))) {
+                    if (bad++ < 5)
+                        fprintf(stderr, "%s: s = %a, x = %a: %d, the division %d\n", bf16 ? "BF16" : "FP16",
+                                (double)s, (double)x, got, want);
+                }
+            }
+        }
+    }
+    return bad;
+}
+
+/* Every value and scale a token row of FP16 (_i = 0) or BF16 (_i = 1) can
+ * give: each positive finite value over each limit as the scale (one-part
+ * rows, and the parts' scales of two-part ones), each value up to 130
+ * times it, each limit; then the non-finite rows the kernels may be given. */
+START_TEST(act_division_is_exact)
+{
+    const int bf16 = _i;
+    float *vals = qt_xmalloc(sizeof(float) * 0x7F80);
+    int n = 0;
+    for (uint32_t h = 0; h < (bf16 ? 0x7F80u : 0x7C00u); h++)   /* 0 and the positive finite values, ascending */
+        vals[n++] = bf16 ? qjit__bf16_to_float((uint16_t)h) : qjit__half_to_float((uint16_t)h);
+    long pairs = 0, bad = act_division_sweep(bf16, vals, n, &pairs);
+    ck_assert_msg(bad == 0, "%ld of %ld (value, scale) pairs differ from the division", bad, pairs);
+    ck_assert(pairs > 1000000000L / 2);
+    /* An infinite scale (a row with an infinite value): 0, NaN for the infinite value (-limit). */
+    const act_div dinf = act_div_of(INFINITY, bf16);
+    for (int h = 0; h < n; h += 7)
+        ck_assert_int_eq(act_quantize(vals[h], dinf, bf16, 127.0f), act_divide(vals[h], INFINITY, 127.0f));
+    ck_assert_int_eq(act_quantize(INFINITY, dinf, bf16, 127.0f), act_divide(INFINITY, INFINITY, 127.0f));
+    ck_assert_int_eq(act_quantize(-INFINITY, dinf, bf16, 7.0f), -7);
+    /* A NaN value, or a NaN scale: -limit, as the clamp of roundf(NaN). */
+    ck_assert_int_eq(act_quantize(NAN, act_div_of(1.0f, bf16), bf16, 127.0f), -127);
+    ck_assert_int_eq(act_quantize(1.0f, act_div_of(NAN, bf16), bf16, 7.0f), -7);
+    free(vals);
+}
+END_TEST
+
 START_TEST(activations_bad_input)
 {
     qjit_context *ctx = qt_bare_context();
@@ -922,6 +1044,7 @@ Suite *qjit_test_suite(void)
         {"activations_all_fp16", activations_all_fp16_values, 1},
         {"activations_rounding", activations_round_half_away, 1},
         {"activations_bad", activations_bad_input, 1},
+        {"activations_division", act_division_is_exact, 2},
         {"bf16", bf16_tokens_and_weights, 1},
         {"gemm", gemm_matches_naive, QT_NCONFIGS},
         {"gemm_extreme", gemm_extreme_accumulators, QT_NONE_PER_SCHEME},

@@ -5,8 +5,9 @@
  *   sx[m] = max_k |X[m, k]| / ACT_LIMIT (1 for an all-zero row),
  *   Xq[m, k] = clamp(round(X[m, k] / sx[m]), -ACT_LIMIT, ACT_LIMIT), round half away from zero,
  * and, for schemes whose epilogue subtracts a zero point (ROWSUM), the row's
- * integer sum rowsum[m] = sum_k Xq[m, k]. IEEE division and roundf make it
- * bit-identical to the CPU reference. */
+ * integer sum rowsum[m] = sum_k Xq[m, k]. lib/act_div.cu's rounding (rendered
+ * before this) makes it bit-identical to the CPU reference's IEEE division
+ * and roundf. */
 #define ACT_LIMIT {{ (bits or 8) == 4 and "7.0f" or "127.0f" }}   /* the largest magnitude */
 
 static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
@@ -22,18 +23,16 @@ static __device__ __forceinline__ void unpack8(uint4 v, float (&x)[8])
 /* Four values quantized into the bytes of a word; with ROWSUM their sum is
  * added to sum. */
 template <bool ROWSUM>
-static __device__ __forceinline__ u32 quant4(const float *x, float scale, int &sum)
+static __device__ __forceinline__ u32 quant4(const float *x, const act_div &d, int &sum)
 {
-    u32 r = 0;
+    u32 b[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        float q = roundf(x[i] / scale);
-        q = fminf(fmaxf(q, -ACT_LIMIT), ACT_LIMIT);
-        r |= ((u32)(int)q & 0xFFu) << (8 * i);
+        b[i] = act_round(act_quot(x[i], d), ACT_LIMIT);
         if (ROWSUM)
-            sum += (int)q;
+            sum += (int)(b[i] - 0x4B400000u);
     }
-    return r;
+    return act_bytes4(b[0], b[1], b[2], b[3]);
 }
 
 /* The chunks a thread keeps, as units of U chunks (U = 1: 8 values, one per
@@ -69,8 +68,8 @@ static __device__ __forceinline__ float chunks_amax(const uint4 (&keep)[C], floa
  * (8 bytes); U = 4, each unit's 32 values two per byte (16 bytes), byte b
  * holding value b in its low nibble and value b + 16 in its high one. */
 template <int T, int C, int U, bool ROWSUM, int P = 1>
-static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u0, int units, void *out, float scale,
-                                                   int &sum)
+static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u0, int units, void *out,
+                                                   const act_div &d, int &sum)
 {
 #pragma unroll
     for (int u = 0; u < C / U; ++u) {
@@ -82,8 +81,8 @@ static __device__ __forceinline__ void store_units(const uint4 (&keep)[C], int u
         for (int e = 0; e < U; ++e) {
             float x[8];
             unpack8(keep[u * U + e], x);
-            q[2 * e] = quant4<ROWSUM>(x, scale, sum);
-            q[2 * e + 1] = quant4<ROWSUM>(x + 4, scale, sum);
+            q[2 * e] = quant4<ROWSUM>(x, d, sum);
+            q[2 * e + 1] = quant4<ROWSUM>(x + 4, d, sum);
         }
         if (U == 1)
             ((uint2 *)out)[unit] = make_uint2(q[0], q[1]);
@@ -142,13 +141,14 @@ static __device__ __forceinline__ void quantize_row(const uint4 *__restrict__ X,
         sx[m] = scale;
     /* A row is K bytes (U = 1) or K / 2 (U = 4): chunks x 8 / (U == 1 ? 1 : 2). */
     unsigned char *out = (unsigned char *)Xq + (size_t)m * chunks * (U == 1 ? 8 : 4);
+    const act_div d = act_div_of(scale);
     int sum = 0;
     if (cached) {
-        store_units<T, C, U, ROWSUM, P>(keep, threadIdx.x, units, out, scale, sum);
+        store_units<T, C, U, ROWSUM, P>(keep, threadIdx.x, units, out, d, sum);
     } else {
         for (int u0 = threadIdx.x; u0 < units; u0 += (C / U) * T) {
             load_chunks<T, C, U>(row, u0, chunks, keep);
-            store_units<T, C, U, ROWSUM, P>(keep, u0, units, out, scale, sum);
+            store_units<T, C, U, ROWSUM, P>(keep, u0, units, out, d, sum);
         }
     }
     if (ROWSUM) {

@@ -212,12 +212,16 @@ function G.signature(slots)
   return table.concat(n, ",")
 end
 
--- Device code a variant's fields add: the row quantizer and flags of a fused
--- GEMM, the cluster primitives of a cluster split-K reduction.
-function G.lib(p)
+-- Device code a variant's fields add (f: its key's fields): the row quantizer
+-- and flags of a fused GEMM, the cluster primitives of a cluster split-K
+-- reduction.
+function G.lib(p, f)
   local parts = {}
   if p.sparse == 1 then parts[#parts + 1] = render("lib/residual.cu", { p = p }) end
-  if p.fused == 1 then parts[#parts + 1] = render("lib/act_row.cu", { bits = p.act_bits }) .. render("lib/flags.cu") end
+  if p.fused == 1 then
+    parts[#parts + 1] = render("lib/act_div.cu", { bf16 = f.dtype == "bf16" }) .. render("lib/act_row.cu", { bits = p.act_bits })
+                        .. render("lib/flags.cu")
+  end
   if p.cluster > 1 then parts[#parts + 1] = render("lib/cluster.cu") end
   return table.concat(parts)
 end
