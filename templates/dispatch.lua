@@ -482,6 +482,21 @@ D.ACT_CTAS_MIN = 3
 D.ACT_CTAS_MAX = 8
 D.ACT_CTAS_PER_SM = 2
 
+-- Many tokens of short rows: the fewest threads a row (ACT_NARROW) that
+-- still keep it in registers (ACT_KEPT values a thread: 8 chunks of 8),
+-- for rows quantized in 16-byte rounds (not gathered), in buckets from
+-- ACT_NARROW_M tokens. A CTA a row loads once, reduces, stores and exits:
+-- at 512 threads and K = 4096 each thread has one 16-byte load in flight
+-- and two CTAs fit an SM, so DRAM latency, not bandwidth, paced it (48 MB
+-- in 37.6 us at M = 4096). H100, w4a8-lqq forward, 512 -> 128 threads at
+-- K = 4096: M = 1024 41.8 -> 37.2 us, M = 4096 146.0 -> 126.2 (the
+-- activation kernel 37.6 -> 18.5); K = 14336 at 256: 386.4 -> 382.0; equal
+-- at M = 256; rows that no longer fit (K = 28672 at 256) are read twice
+-- and lose 4 % (bench/results/2026-11-27-session30, call 4).
+D.ACT_NARROW = { 128, 256 }
+D.ACT_KEPT = 64
+D.ACT_NARROW_M = 256
+
 -- The activation kernel a scheme's layers use, for GEMMs that take
 -- xpack values per byte (2: mma=s4's packed tokens), in the bucket of
 -- max_m tokens of a layer of K channels on sms SMs (nil: the kernel of any
@@ -494,6 +509,11 @@ local function quant_key(L, arch, xpack, K, max_m, sms, dtype)
   local threads, cache, ctas = D.QUANT_THREADS, "", ""
   local bounded = max_m and max_m > 0
   local gather = L.act_bits == "8+4" and not L.act_inplace
+  if K and not gather and (not bounded or max_m >= D.ACT_NARROW_M) then
+    for _, t in ipairs(D.ACT_NARROW) do
+      if K <= t * D.ACT_KEPT then threads = t; break end
+    end
+  end
   if gather and K and bounded and max_m <= D.ACT_CACHE_M then
     for _, c in ipairs(D.ACT_CACHES) do
       if K <= c then cache = ";cache=" .. c; break end
