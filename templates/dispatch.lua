@@ -488,11 +488,11 @@ D.ACT_CTAS_PER_SM = 2
 -- ACT_NARROW_M tokens. A CTA a row loads once, reduces, stores and exits:
 -- at 512 threads and K = 4096 each thread has one 16-byte load in flight
 -- and two CTAs fit an SM, so DRAM latency, not bandwidth, paced it (48 MB
--- in 37.6 us at M = 4096). H100, w4a8-lqq forward, 512 -> 128 threads at
--- K = 4096: M = 1024 41.8 -> 37.2 us, M = 4096 146.0 -> 126.2 (the
--- activation kernel 37.6 -> 18.5); K = 14336 at 256: 386.4 -> 382.0; equal
--- at M = 256; rows that no longer fit (K = 28672 at 256) are read twice
--- and lose 4 % (bench/results/2026-11-27-session30, call 4).
+-- in 37.6 us at M = 4096). H100, a one-part layer's forward, 512 -> 128
+-- threads at K = 4096: M = 1024 41.8 -> 37.2 us, M = 4096 146.0 -> 126.2
+-- (the activation kernel 37.6 -> 18.5); K = 14336 at 256: 386.4 -> 382.0;
+-- equal at M = 256; rows that no longer fit (K = 28672 at 256) are read
+-- twice and lose 4 % (bench/results/2026-11-27-session30, call 4).
 D.ACT_NARROW = { 128, 256 }
 D.ACT_KEPT = 64
 D.ACT_NARROW_M = 256
