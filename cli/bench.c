@@ -1044,6 +1044,58 @@ static void sparsity_summary(const point *pts, int npts, qjit_scheme s, double r
     free(r);
 }
 
+/* The --variant rows against one another: per forced variant (its key) and
+ * M, the geomean over the shapes of its rate as the GEMM alone (tokens
+ * quantized before the call; the forward where that was not timed), that
+ * rate's share of the wgmma peak, and its speed against the dispatch
+ * table's kernel on the same points (> 1: the variant is faster). */
+static void variant_summary(const point *pts, int npts, const long long *ms, int nms, double wgmma_peak)
+{
+    double *rate = calloc((size_t)npts + 1, sizeof *rate), *vs = calloc((size_t)npts + 1, sizeof *vs);
+    int header = 0;
+    for (int i = 0; rate && vs && i < npts; i++) {
+        int first = pts[i].forced;
+        for (int j = 0; first && j < i; j++)
+            first = !(pts[j].forced && !strcmp(pts[j].key, pts[i].key));
+        if (!first)
+            continue;
+        if (!header++)
+            printf("\nforced variants (--variant): the GEMM alone (tokens in), geomean over the shapes; share of the wgmma "
+                   "peak; against the dispatch table's kernel (table us / variant us, > 1: faster)\n");
+        printf("  %s\n", pts[i].key);
+        for (int mi = 0; mi < nms; mi++) {
+            int n = 0, nv = 0;
+            for (int j = 0; j < npts; j++) {
+                if (!pts[j].forced || pts[j].M != ms[mi] || strcmp(pts[j].key, pts[i].key))
+                    continue;
+                const double us = pts[j].tok_us > 0 ? pts[j].tok_us : pts[j].us;
+                if (us <= 0)
+                    continue;
+                rate[n++] = 2.0 * (double)pts[j].N * (double)pts[j].K * (double)pts[j].M / us / 1e6;
+                for (int t = 0; t < npts; t++)
+                    if (!pts[t].forced && pts[t].scheme == pts[j].scheme && pts[t].group == pts[j].group &&
+                        pts[t].rho == pts[j].rho && pts[t].N == pts[j].N && pts[t].K == pts[j].K && pts[t].M == pts[j].M) {
+                        const double tus = pts[j].tok_us > 0 ? pts[t].tok_us : pts[t].us;
+                        if (tus > 0)
+                            vs[nv++] = tus / us;
+                        break;
+                    }
+            }
+            if (!n)
+                continue;
+            char of_wgmma[16];
+            const double tops = qb_geomean(rate, n);
+            peak_fraction(of_wgmma, tops, wgmma_peak);
+            printf("    M=%-5lld %6.0f TOPS = %s of the wgmma peak", ms[mi], tops, of_wgmma);
+            if (nv)
+                printf("; %.3fx the table's", qb_geomean(vs, nv));
+            printf("\n");
+        }
+    }
+    free(rate);
+    free(vs);
+}
+
 /* May `path` be written: an existing file writable, or a new one in a
  * writable folder? 0, or -1 with the reason printed. */
 static int check_output(const char *option, const char *path)
@@ -1363,6 +1415,7 @@ int cmd_bench(int argc, char **argv)
                 printf("  %-7s tokens in: geomean %.3f, min %.3f\n", "", qb_geomean(fl, nt), tmin);
         }
     }
+    variant_summary(pts, npts, ms, nms, b.wgmma_peak_tops);
     for (int c = 0; c < nschemes; c++)
         for (int r = 1; r < args.nsparsity; r++)
             sparsity_summary(pts, npts, schemes[c], args.sparsity[r], ms, nms);

@@ -10,6 +10,12 @@
 // as the register A operand, tokens (N = {{ p.nt }}) from a 128-byte-swizzled tile.
 // CTA tile: {{ p.tile_m }} tokens x {{ p.tile_n }} weight rows x {{ p.tile_k }} k; {{ p.warps_m }} x {{ p.wg_n }} warpgroups
 // (tokens x rows), {{ p.mi }} 64-row block(s) per warpgroup; ring of {{ p.stages }} stages.
+//% if p.excp == 1 then
+// Explicit dequantization (excp=1): a warpgroup of its own dequantizes each
+// K tile's weights into a ring of INT8 slots in shared memory (its "wfull"
+// barrier), and the MMA warpgroups take both operands from shared memory,
+// releasing the slot on its "wempty" barrier.
+//% end
 //% if p.persist == 1 then
 // Persistent: one CTA per place on the SMs, each walking output tiles
 // blockIdx.x, + gridDim.x, ... (bands of token tiles along the weight
@@ -20,11 +26,14 @@
 // Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// each adds its share of the rows from the others' INT32 accumulators (exact)." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
 //% end
 {{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
-{{ render("lib/wgmma.cu", { nt = p.nt }) }}
+{{ render("lib/wgmma.cu", { nt = p.nt, ss = p.excp == 1 }) }}
 {{ render("lib/tma.cu") }}
 {{ render(scheme.device, { p = p }) }}
 {{ gemm.lib(p, f) }}
 {{ render("lib/wgmma_defs.cu", { p = p }) }}
+//% if p.excp == 1 then
+{{ render("lib/excp.cu", { p = p }) }}
+//% end
 #define TX_BYTES {{ p.x_bytes + p.w_bytes + p.gp_bytes }}   /* bytes the TMA brings per stage */
 
 /* Issues the copies of K tile kt into a stage (thread 0 only): the packed
@@ -227,6 +236,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     /* The residual's ring likewise: rfull[r] one arrival with the bytes,
      * rempty[r] one arrival per warp once it has folded the slot. */
     __shared__ __align__(8) u64 bars[2 * STAGES + 2 * RSLOTS];
+//% elseif p.excp == 1 then
+    /* The INT8 weights' ring likewise: wfull[j] one arrival per
+     * dequantizing warp, wempty[j] one per MMA warp; a stage's `empty`
+     * also takes the dequantizing warps' arrivals. */
+    __shared__ __align__(8) u64 bars[2 * STAGES + 2 * W8_SLOTS];
 //% else
     __shared__ __align__(8) u64 bars[2 * STAGES];
 //% end
@@ -234,12 +248,20 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //% if ring then
     const u32 rfull0 = empty0 + STAGES * 8, rempty0 = rfull0 + RSLOTS * 8;
     residual_ring ring = { 0, 0, 0 };
+//% elseif p.excp == 1 then
+    const u32 wfull0 = empty0 + STAGES * 8, wempty0 = wfull0 + W8_SLOTS * 8;
 //% end
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});
-            mbar_init(empty0 + s * 8, THREADS / 32);
+            mbar_init(empty0 + s * 8, THREADS / 32{{ p.excp == 1 and " + 4" or "" }});
         }
+//% if p.excp == 1 then
+        for (int j = 0; j < W8_SLOTS; ++j) {
+            mbar_init(wfull0 + j * 8, 4);
+            mbar_init(wempty0 + j * 8, THREADS / 32);
+        }
+//% end
 //% if ring then
         for (int r = 0; r < RSLOTS; ++r) {
             mbar_init(rfull0 + r * 8, 1);
@@ -286,6 +308,53 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     const int band = max(1, min(tiles_m, (int)(BAND_BYTES / ((long long)BM * K))));
 //%   end
 //% end
+//% if p.excp == 1 then
+    /* The dequantization warpgroup (past the MMA warpgroups): for each K
+     * tile in the ring's order, once its stage has landed and its INT8 slot
+     * is free, each warp dequantizes its blocks into the slot (lib/excp.cu),
+     * makes its stores visible to the MMAs' reads (the async proxy), and
+     * arrives on the slot's wfull and on the stage's empty (the packed
+     * words are read; the MMA warps release the tokens). */
+    if (warp < THREADS / 32 + 4 && warp >= THREADS / 32) {
+//%   if p.regs_dequant > 0 then
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 {{ p.regs_dequant }};\n" ::: "memory");
+//%   end
+        asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+        const int q = warp - THREADS / 32;
+        int it = 0;
+//%   if p.persist == 1 then
+        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            int n_cta, m_cta;
+            tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
+//%   else
+        {
+//%   end
+//%   if p.gparams_channel == 1 then
+            /* Per-channel: the parameters of the warp's rows, read once a tile. */
+            wparams params[MD];
+#pragma unroll
+            for (int i = 0; i < MD; ++i) {
+                const int nb = n_cta / 16 + q + i * 4;
+                params[i] = wparams_from(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
+            }
+//%   end
+            for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                const int slot = it % STAGES, j = it % W8_SLOTS;
+                mbar_wait(full0 + slot * 8, (it / STAGES) & 1);
+                if (it >= W8_SLOTS)
+                    mbar_wait(wempty0 + j * 8, (it / W8_SLOTS - 1) & 1);
+                dequant_tile(smem_base + slot * STAGE_BYTES, smem_base + W8_OFF + j * W8_BYTES, q, lane{{ p.gparams_channel == 1 and ", params" or "" }});
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                __syncwarp();
+                if (lane == 0) {
+                    mbar_arrive(wfull0 + j * 8);
+                    mbar_arrive(empty0 + slot * 8);
+                }
+            }
+        }
+        return;
+    }
+//% end
     if (warp >= THREADS / 32) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 {{ p.regs_producer }};\n" ::: "memory");
         /* A CTA lets the next kernel start once all its threads have said so
@@ -295,7 +364,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
          * in a persistent kernel): the it-th goes to slot it % STAGES once
          * its (it / STAGES)-th use is over. The CTA's first stages: weights
          * before the activation kernel is waited for, tokens after. */
-        if (tid == THREADS) {
+        if (tid == {{ p.excp == 1 and "THREADS + 128" or "THREADS" }}) {
             int it = 0;
 //% if p.persist == 1 then
             for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -361,9 +430,13 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu", { p = p }) }}
         /* Every MMA done: the warp releases the tile's last slot (the
-         * others it released along the way). */
-        if (lane == 0)
+         * others it released along the way){{ p.excp == 1 and ", and its last INT8 slot" or "" }}. */
+        if (lane == 0) {
             mbar_arrive(empty0 + ((ring0 + ktiles - 1) % STAGES) * 8);
+//%   if p.excp == 1 then
+            mbar_arrive(wempty0 + ((ring0 + ktiles - 1) % W8_SLOTS) * 8);
+//%   end
+        }
 //%   if p.epi_direct == 0 then
         /* The last tile's stores have read the output tile (the MMA
          * warpgroups only). */

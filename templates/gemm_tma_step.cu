@@ -1,6 +1,7 @@
 //% -- gemm_tma_step.cu -- one K tile of the TMA pipe: wait for its slot,
-//% -- its MMAs, then refill the previous tile's slot with the tile STAGES
-//% -- ahead once every warp has released it. `par`: the tile's set of group
+//% -- its MMAs (excp=1: from the INT8 slot the dequantization warpgroup
+//% -- fills, lib/excp_mma.cu), then refill the previous tile's slot with
+//% -- the tile STAGES ahead once every warp has released it. `par`: the tile's set of group
 //% -- sums; `sums`: its accumulators (lib/kt_loop.cu). A persistent
 //% -- kernel's ring counts on across output tiles (ring0: the K tiles before
 //% -- this output tile's).
@@ -14,7 +15,11 @@
 //% end
 //% local it = p.persist == 1 and "(ring0 + kt)" or "kt"
         mbar_wait(full0 + ({{ it }} % STAGES) * 8, ({{ it }} / STAGES) & 1);
+//% if p.excp == 1 then
+{{ render("lib/excp_mma.cu", { p = p }) }}
+//% else
 {{ render("lib/wgmma_tile.cu", { p = p, par = par, ends = ends, sums = sums }) }}
+//% end
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
          * once every warp has released it. */
 //% if p.sparse == 1 then

@@ -183,6 +183,13 @@ V.KINDS = {
       -- the next tile's stages during this tile's epilogue, which has its
       -- own room past the ring. 0 (the default, unnamed): a CTA per tile.
       persist = { norm = norm_int("persist", 0, 1) },
+      -- excp=1 (producer=wg, split=1): explicit dequantization -- a
+      -- warpgroup of its own dequantizes each K tile's weights into an
+      -- INT8 ring in shared memory, and the MMA warpgroups read both
+      -- operands from shared memory (LiquidGEMM's ExCP, measured against
+      -- the register path). 0 (the default, unnamed): the MMA warpgroups
+      -- dequantize into their A registers (ImFP).
+      excp = { norm = norm_int("excp", 0, 1) },
       -- band=B (persist=1): bands of B token tiles; 0 (the default,
       -- unnamed): as many as keep a band's tokens within a share of L2.
       band = { norm = norm_int("band", 0, 64) },
@@ -317,6 +324,11 @@ function V.parse(text, default_arch)
   if f.persist == "0" then f.persist = nil end
   if f.persist and (f.producer ~= "wg" or f.split ~= "1") then
     bad("persist=1 walks whole output tiles with a producer warpgroup: it needs producer=wg and split=1, not "
+        .. (f.producer ~= "wg" and "producer=" .. (f.producer or "thread") or "split=" .. f.split))
+  end
+  if f.excp == "0" then f.excp = nil end
+  if f.excp and (f.producer ~= "wg" or f.split ~= "1") then
+    bad("excp=1 adds a dequantization warpgroup beside the producer warpgroup: it needs producer=wg and split=1, not "
         .. (f.producer ~= "wg" and "producer=" .. (f.producer or "thread") or "split=" .. f.split))
   end
   if f.band == "0" then f.band = nil end

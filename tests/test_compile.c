@@ -140,6 +140,12 @@ START_TEST(default_set_compiles_for_every_arch)
         qjit_compile_info info;
         compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=64;tile=128x128x128;warps=2x4;stages=4;split=2", &info);
         compile_ok(ctx, "kernel=gemm;pipe=wgmma;g=0;tile=64x256x128;warps=1x8;stages=4;split=1", &info);
+        /* Explicit dequantization (a warpgroup writes INT8 weights for the
+         * MMAs to read from shared memory), persistent or a CTA a tile, the
+         * group parameters per tile and per channel. */
+        compile_ok(ctx, "kernel=gemm;pipe=tma;g=128;tile=256x128x128;warps=2x4;stages=3;producer=wg;persist=1;excp=1", &info);
+        compile_ok(ctx, "kernel=gemm;pipe=tma;scheme=w4a8-qoq;g=0;tile=128x256x128;warps=1x8;stages=4;producer=wg;excp=1",
+                   &info);
     }
     /* Sparse kernels (a residual in the main loop) of every pipe the target
      * has, for both schemes that take one: no advisory either (the residual

@@ -425,13 +425,18 @@ static const char *const PIPES[] = {
      * or two each; persistent_tiles_bit_exact: many, in bands). */
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
     "tile=128x64x128;warps=1x4;stages=6;pipe=tma;producer=wg;persist=1",
+    /* Explicit dequantization: a warpgroup writes the INT8 weights to
+     * shared memory for the MMA warpgroups ('?': the schemes that take it). */
+    "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;excp=1",
+    "?tile=128x128x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;excp=1",
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 
 /* f's layer with `variant` forced; 0 (after the teardown) where the GPU
  * lacks the pipe (warpgroup MMA: sm_90a) or, for a variant marked '?',
  * where the plan refuses it for f's scheme (the refusal then has to name
- * what does not fit). */
+ * what does not fit, or that the scheme takes no explicit
+ * dequantization). */
 static int create_forced(fixture *f, const char *variant)
 {
     const int optional = variant[0] == '?';
@@ -449,7 +454,9 @@ static int create_forced(fixture *f, const char *variant)
     lo.dtype = f->dtype;
     lo.bias = f->bias;
     qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, &lo, &f->lin);
-    if (optional && st == QJIT_INVALID_KEY && strstr(qjit_last_error(f->ctx), "registers")) {
+    if (optional && st == QJIT_INVALID_KEY &&
+        (strstr(qjit_last_error(f->ctx), "registers") ||
+         strstr(qjit_last_error(f->ctx), "does not take explicit dequantization"))) {
         printf("%s g=%d %s: refused (%s)\n", qjit_scheme_name(f->scheme), f->group, variant, qjit_last_error(f->ctx));
         teardown(f);
         return 0;
@@ -481,11 +488,13 @@ END_TEST
  * (8 stages, 132 CTAs: about 4 tiles each) in bands of 3 token tiles (the
  * last one narrower), and on two per SM (5 stages: the ring's slots
  * turn over out of step with the output tiles) in bands of 1; and in
- * 256 x 128 tiles with the band the kernel picks. */
+ * 256 x 128 tiles with the band the kernel picks, with the MMA warpgroups
+ * dequantizing and with a warpgroup that dequantizes for them (excp). */
 static const char *const PERSIST_PIPES[] = {
     "tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;band=3",
     "tile=64x64x128;warps=1x4;stages=5;pipe=tma;producer=wg;persist=1;band=1",
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
+    "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;excp=1",
 };
 #define NPERSIST ((int)(sizeof PERSIST_PIPES / sizeof PERSIST_PIPES[0]))
 

@@ -120,7 +120,9 @@ static char *source_with(qjit_context *ctx, const char *key, const char *const *
  * launched with: setmaxnreg.inc draws on a pool per CTA, so an MMA
  * warpgroup asking more than its producer gave up waits forever (the INT32
  * twin of a persistent 64x64 tile, three CTAs an SM, asked 144 of a pool
- * that held 136). Persistent kernels and INT32 twins too. */
+ * that held 136). Persistent kernels and INT32 twins too, and explicit
+ * dequantization (excp=1): a third warpgroup that lowers its count to D
+ * (or keeps the launch share), counted in the pool. */
 START_TEST(producer_register_budget)
 {
     qjit_context *ctx = make_ctx();
@@ -128,12 +130,14 @@ START_TEST(producer_register_budget)
     static const char *const tiles[] = {"128x256x128;warps=1x8", "256x128x128;warps=2x4", "128x128x128;warps=1x8",
                                         "128x128x128;warps=2x4", "128x64x128;warps=1x4", "64x128x128;warps=1x8",
                                         "64x64x128;warps=1x4", "32x128x128;warps=1x4"};
-    int accepted = 0, refused = 0, shared = 0;
+    int accepted = 0, refused = 0, shared = 0, dequant = 0;
     for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
         for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
             for (int stages = 3; stages <= 8; stages++)
-            for (int form = 0; form < 4; form++) {
-                static const char *const forms[] = {"", ";epi=i32", ";persist=1", ";persist=1;epi=i32"};
+            for (int form = 0; form < 6; form++) {
+                static const char *const forms[] = {"",          ";epi=i32", ";persist=1", ";persist=1;epi=i32",
+                                                    ";excp=1",   ";excp=1;persist=1"};
+                const int excp = form >= 4;
                 char key[256];
                 snprintf(key, sizeof key, "scheme=%s;pipe=tma;tile=%s;stages=%d;producer=wg;arch=sm_90a%s", schemes[s],
                          tiles[t], stages, forms[form]);
@@ -142,34 +146,48 @@ START_TEST(producer_register_budget)
                     refused++;
                     continue;
                 }
-                int T = 0, C = 0, P = 0, R = 0, warpgroups = 0;
+                int T = 0, C = 0, P = 0, R = 0, D = 0, warpgroups = 0;
                 const char *lb = strstr(src, "__launch_bounds__(");
                 const char *dec = strstr(src, "setmaxnreg.dec.sync.aligned.u32 ");
+                const char *dec2 = dec ? strstr(dec + 1, "setmaxnreg.dec.sync.aligned.u32 ") : NULL;
                 const char *inc = strstr(src, "setmaxnreg.inc.sync.aligned.u32 ");
                 const char *th = strstr(src, "#define THREADS ");
                 ck_assert_msg(lb && dec && inc && th, "%s: no launch bounds or setmaxnreg", key);
                 ck_assert_int_eq(sscanf(lb, "__launch_bounds__(%d, %d)", &T, &C), 2);
-                ck_assert_int_eq(sscanf(dec, "setmaxnreg.dec.sync.aligned.u32 %d", &P), 1);
                 ck_assert_int_eq(sscanf(inc, "setmaxnreg.inc.sync.aligned.u32 %d", &R), 1);
                 ck_assert_int_eq(sscanf(th, "#define THREADS %d", &warpgroups), 1);
-                ck_assert_msg(warpgroups % 128 == 0 && T == warpgroups + 128, "%s: %d threads, %d in warpgroups", key,
-                              T, warpgroups);
+                ck_assert_msg(warpgroups % 128 == 0 && T == warpgroups + (excp ? 256 : 128),
+                              "%s: %d threads, %d in warpgroups", key, T, warpgroups);
                 int launch = 65536 / (C * T) / 8 * 8;
                 if (launch > 256)
                     launch = 256;
+                /* The dequantization warpgroup's count comes first in the
+                 * source where it lowers it, the producer's last. */
+                ck_assert_msg(excp || !dec2, "%s: two setmaxnreg.dec without excp", key);
+                ck_assert_int_eq(sscanf(dec2 ? dec2 : dec, "setmaxnreg.dec.sync.aligned.u32 %d", &P), 1);
+                if (excp && dec2)
+                    ck_assert_int_eq(sscanf(dec, "setmaxnreg.dec.sync.aligned.u32 %d", &D), 1);
+                else if (excp)
+                    D = launch;
+                ck_assert_msg(!excp || (D >= 24 && D % 8 == 0 && D <= launch), "%s: dequantization warpgroup %d of %d",
+                              key, D, launch);
                 ck_assert_msg(C >= 1 && P >= 24 && P % 8 == 0 && R % 8 == 0 && R <= 256, "%s: C %d P %d R %d", key, C,
                               P, R);
                 ck_assert_msg(P <= launch && R >= launch, "%s: launch share %d, producer %d, MMA warpgroups %d", key,
                               launch, P, R);
                 const int pool = T * (launch > 255 ? 256 : launch);
-                ck_assert_msg(warpgroups * R + 128 * P <= pool, "%s: %d x %d + 128 x %d registers of a pool of %d (%d CTAs)",
-                              key, warpgroups, R, P, pool, C);
+                ck_assert_msg(warpgroups * R + 128 * P + 128 * D <= pool,
+                              "%s: %d x %d + 128 x %d + 128 x %d registers of a pool of %d (%d CTAs)", key, warpgroups, R,
+                              P, D, pool, C);
                 accepted++;
                 shared += C > 1;
+                dequant += excp;
                 qjit_free(ctx, src);
             }
-    printf("producer=wg: %d keys accepted (%d with CTAs sharing an SM), %d refused\n", accepted, shared, refused);
+    printf("producer=wg: %d keys accepted (%d with CTAs sharing an SM, %d excp), %d refused\n", accepted, shared, dequant,
+           refused);
     ck_assert_int_ge(accepted, 160);
+    ck_assert_int_ge(dequant, 40);
     ck_assert_int_ge(shared, 20);
     ck_assert_int_ge(refused, 40);
     qjit_context_destroy(ctx);
@@ -867,6 +885,48 @@ START_TEST(persistent_keys_and_grid)
     }
     qjit__plan_release(ctx, &plan);
     pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* excp=1 (explicit dequantization) beside the producer warpgroup at split
+ * 1, for the schemes whose MMA warpgroups dequantize into registers with
+ * one set of sums: a dequantization warpgroup writes the INT8 weights into
+ * a ring of two slots in shared memory (its room counted), and the MMAs
+ * read both operands through descriptors. */
+START_TEST(excp_keys)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    static const refusal r[] = {
+        {"pipe=tma;tile=256x128x128;warps=2x4;stages=3;excp=1", "needs producer=wg and split=1, not producer=thread"},
+        {"pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=2;producer=wg;excp=1", "not split=2"},
+        {"scheme=w8a8;g=0;pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;excp=1", "nothing to dequantize"},
+        {"scheme=w4a8-is;pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;excp=1", "per-group rescale"},
+        {"scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg;excp=1", "two activation parts"},
+        {"pipe=tma;tile=128x256x128;warps=1x8;stages=3;producer=wg;persist=1;excp=1", "the INT8 ring's 65536"},
+    };
+    expect_refusals(ctx, r, sizeof r / sizeof r[0]);
+    expect_bad(ctx, "excp=2", QJIT_INVALID_KEY, "excp");
+    canon(ctx, "pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;persist=1;excp=0", a);
+    ck_assert_ptr_null(strstr(a, "excp"));
+    canon(ctx, "pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;persist=1;excp=1", b);
+    ck_assert_ptr_nonnull(strstr(b, ";excp=1;"));
+    const char *has[] = {"#define W8_SLOTS 2", "mbar_init(empty0 + s * 8, THREADS / 32 + 4);",
+                         "dequant_tile(smem_base + slot * STAGE_BYTES, smem_base + W8_OFF + j * W8_BYTES, q, lane);",
+                         "fence.proxy.async.shared::cta;",
+                         "wgmma_s8_m64n128k32_ss(acc[i], x_desc(wtile + i * 64 * BK + ks * 32), x_desc(xtile + ks * 32));",
+                         "mbar_arrive(wempty0 + ((ring0 + ktiles - 1) % W8_SLOTS) * 8);", "if (tid == THREADS + 128) {",
+                         NULL};
+    const char *lacks[] = {"dequant(w[i], pr, a[i]);", NULL};
+    qjit_free(ctx, source_with(ctx, b, has, lacks));
+    /* Per channel: the dequantizing warps read their rows' parameters,
+     * the MMA warpgroups none. */
+    canon(ctx, "g=0;pipe=tma;tile=128x256x128;warps=1x8;stages=4;producer=wg;excp=1", a);
+    const char *has_ch[] = {"dequant_tile(smem_base + slot * STAGE_BYTES, smem_base + W8_OFF + j * W8_BYTES, q, lane, params);",
+                            NULL};
+    const char *lacks_ch[] = {"const int nb = n_cta / 16 + nbl0 + i * 4;", NULL};
+    qjit_free(ctx, source_with(ctx, a, has_ch, lacks_ch));
     qjit_context_destroy(ctx);
 }
 END_TEST
@@ -1658,6 +1718,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, bad_keys_are_rejected);
     tcase_add_test(tc, producer_register_budget);
     tcase_add_test(tc, persistent_keys_and_grid);
+    tcase_add_test(tc, excp_keys);
     tcase_add_test(tc, key_fuzzer);
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);

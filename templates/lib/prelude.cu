@@ -37,6 +37,10 @@ static __device__ __forceinline__ u32 lds32(u32 addr)
     asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
     return v;
 }
+static __device__ __forceinline__ void sts32(u32 addr, u32 v)
+{
+    asm volatile("st.shared.u32 [%0], %1;\n" :: "r"(addr), "r"(v) : "memory");
+}
 
 /* Four 8x8 b16 matrices (here: 8 rows x 16 int8 each); lanes 8j..8j+7 give
  * the row addresses of matrix j. */

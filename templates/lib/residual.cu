@@ -69,11 +69,6 @@ static __device__ __forceinline__ uint2 ldg_rmask(const uint2 *p)
     return v;
 }
 
-static __device__ __forceinline__ void sts32(u32 addr, u32 v)
-{
-    asm volatile("st.shared.u32 [%0], %1;\n" :: "r"(addr), "r"(v) : "memory");
-}
-
 /* A lane's place in the residual: the rmask entry of its current word
  * (word -1: none yet) and, requested ahead, the entry of the word after it
  * (a lane's k only grows, so the change of word waits on no load). */

@@ -42,3 +42,23 @@ template <typename T> static __device__ __forceinline__ void reg_pin(T &r) { asm
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), {{ form.arg }});
 }
 //% end
+//% if ss then
+/* D += A(64 x 32, INT8, shared memory) x B(32 x {{ nt }}, INT8, shared memory): both
+ * operands through descriptors. */
+static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32_ss(int (&d)[{{ nd }}], u64 adesc, u64 bdesc)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n{{ nt }}k32.s32.s8.s8 "
+//% for i = 0, nd - 1, 16 do
+//%   local regs = {}
+//%   for r = i, math.min(nd - 1, i + 15) do regs[#regs + 1] = "%" .. r end
+                 "{{ i == 0 and "{ " or "" }}{{ table.concat(regs, ", ") }}{{ i + 16 >= nd and " }, " or ", " }}"
+//% end
+                 "%{{ nd }}, %{{ nd + 1 }}, 1;\n"
+//% for i = 0, nd - 1, 8 do
+//%   local outs = {}
+//%   for r = i, math.min(nd - 1, i + 7) do outs[#outs + 1] = '"+r"(d[' .. r .. '])' end
+                 {{ i == 0 and ": " or "  " }}{{ table.concat(outs, ", ") }}{{ i + 8 < nd and "," or "" }}
+//% end
+                 : "l"(adesc), "l"(bdesc));
+}
+//% end

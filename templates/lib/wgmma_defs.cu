@@ -35,6 +35,17 @@
 #define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
 #define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
 //% end
+//% if p.excp == 1 then
+/* Explicit dequantization (excp=1, gemm_tma.cu): the INT8 weights' ring past
+ * the stages, W8_SLOTS slots of BN rows x BK bytes, 128-byte swizzled as
+ * the token tile is (the A operand through a descriptor); each
+ * dequantizing warp takes MD 16-row blocks of the tile (warp q: q, q + 4,
+ * ...). */
+#define W8_OFF {{ p.w8_off }}
+#define W8_SLOTS {{ p.w8_slots }}
+#define W8_BYTES (BN * BK)
+#define MD (BN / 64)
+//% end
 #define ACC_REGS (MI * NT / 2)          /* accumulators per thread, ACC(q) in register order */
 //% if p.stash == 1 then
 #define ACC_REG(q) acc[(q) / (NT / 2)][(q) % (NT / 2)]

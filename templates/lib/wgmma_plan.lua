@@ -20,11 +20,24 @@
 --                   lane) and gives its registers to the MMA warpgroups
 --   persist=1       (tma, producer=wg) one CTA per place on the SMs, each
 --                   walking output tiles; the epilogue's tile past the ring
+--   excp=1          (tma, producer=wg) a dequantization warpgroup writes
+--                   each K tile's weights as INT8 into a ring of its own
+--                   in shared memory (W8_SLOTS slots, 128-byte swizzled
+--                   like the tokens); the MMA warpgroups take both
+--                   operands from shared memory
 local P = {}
 
 -- producer=wg: the registers the producer warpgroup keeps (setmaxnreg's
 -- least); the MMA warpgroups take the rest of the CTA's share.
 local PRODUCER_REGS = 24
+
+-- excp=1: the INT8 weights' ring (two slots: the dequantization of tile
+-- k + 1 runs while the MMAs read tile k), and the registers the
+-- dequantization warpgroup keeps per 16-row block its warps take (the
+-- packed words, the INT8 fragments and parameters of one, all of a 64-k
+-- step in flight) above a base for addresses and counters.
+local W8_SLOTS = 2
+local function dequant_regs(blocks, w_vecs) return (blocks * (4 * w_vecs + 10) + 56 + 7) // 8 * 8 end
 
 local function bad(msg) fail("INVALID_KEY", msg) end
 
@@ -64,17 +77,29 @@ function P.check(f, arch)
     bad("group " .. g .. " and tile K step " .. bk .. " must divide one another")
   end
   local mi, nt = bn // wgn // 64, bm // wm
-  -- The MMA warpgroups, and the producer warpgroup beside them.
+  -- excp=1: the dequantization is the MMA's work moved to a warpgroup of
+  -- its own, so there must be one, of the form the register path has.
+  local excp = f.excp == "1"
+  if excp then
+    local why = (L.a_is_loaded and "its 8-bit weights are the MMA's operand as loaded: there is nothing to dequantize")
+                or (L.fold and "its per-group rescale sums each group apart in the MMA warpgroups")
+                or (L.parts == 2 and "its two activation parts sum apart")
+    if why then bad("excp=1: scheme " .. f.scheme .. " does not take explicit dequantization: " .. why) end
+  end
+  -- The MMA warpgroups, the dequantization warpgroup (excp) and the
+  -- producer warpgroup beside them.
   local consumers = 128 * wm * wgn
   local producer = f.producer == "wg"
-  local threads = consumers + (producer and 128 or 0)
+  local deq_want = excp and dequant_regs(bn // 64, L.bits // 4) or 0
+  local threads = consumers + (producer and 128 or 0) + (excp and 128 or 0)
   -- With a producer warpgroup the cap is known once shared memory says
   -- how many CTAs share the SM (below); until then, one CTA's.
-  local cap = producer and math.min(255, (65536 - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+  local cap = producer and math.min(255, (65536 - 128 * PRODUCER_REGS - 128 * deq_want) // consumers // 8 * 8)
               or math.min(255, 65536 // threads // 8 * 8)
   -- Two steps of A fragments: the packed words and the dequantized ones,
-  -- or (a_is_loaded) the loaded words themselves.
-  local frag_regs = mi * 16 * (L.a_is_loaded and 2 or (1 + L.bits // 4))
+  -- or (a_is_loaded) the loaded words themselves; none where the A
+  -- operand is in shared memory (excp).
+  local frag_regs = excp and 0 or mi * 16 * (L.a_is_loaded and 2 or (1 + L.bits // 4))
   -- A per-group rescale (fold) keeps the group's sums apart: twice the
   -- accumulators, drained at every group end. fold2: three times, two
   -- sets of sums for a pair of groups, drained once per pair -- where
@@ -111,7 +136,10 @@ function P.check(f, arch)
   -- the stages.
   local sp, r_stage = G.sparse(f, L, bn, bk)
   local stage_bytes = (x_bytes + w_bytes + gp_bytes + r_stage + 1023) // 1024 * 1024
-  local ring_bytes = stages * stage_bytes + sp.r_ring
+  -- excp: the INT8 weights' ring past the stages (BN rows of BK bytes a
+  -- slot, a multiple of 1024).
+  local w8_bytes = excp and bn * bk or 0
+  local ring_bytes = stages * stage_bytes + sp.r_ring + (excp and W8_SLOTS * w8_bytes or 0)
   local out_bytes = (f.epi == "i32") and 4 or 2
   local ldc = bn + ((f.epi == "i32") and 4 or 8)
   local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
@@ -130,10 +158,12 @@ function P.check(f, arch)
   local cluster, body = G.check_reduce(f, d, arch, persist and ring_bytes + tile_bytes or math.max(ring_bytes, tile_bytes),
                                        tile_bytes)
   local smem = body + 1024
-  local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots) or 0)
+  local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0)) or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory%s; %s allows %d", smem,
-                      persist and string.format(" (%d stages of %d and the output tile's %d)", stages, stage_bytes, tile_bytes)
+                      persist and string.format(" (%d stages of %d%s and the output tile's %d)", stages, stage_bytes,
+                                                excp and string.format(", the INT8 ring's %d", W8_SLOTS * w8_bytes) or "",
+                                                tile_bytes)
                       or "", f.arch, arch.smem))
   end
   local p = {
@@ -148,6 +178,7 @@ function P.check(f, arch)
     -- The output tile's place: past the INT32 sums a cluster's peers
     -- read, past a persistent kernel's ring, else over the ring.
     epi_tile_off = (cluster > 1 and bm * bn * 4) or (persist and ring_bytes) or 0, epi_direct = direct and 1 or 0,
+    excp = excp and 1 or 0, w8_slots = excp and W8_SLOTS or 0, w8_off = stages * stage_bytes + sp.r_ring,
   }
   G.scheme_facts(p, L, g, sp)
   p.fold2 = fold2 and 1 or 0
@@ -172,9 +203,13 @@ function P.check(f, arch)
     local launch = math.min(256, 65536 // ctas // threads // 8 * 8)
     p.min_blocks = ctas
     p.regs_producer = PRODUCER_REGS
+    -- The dequantization warpgroup (excp) lowers its count to what it
+    -- needs where the launch gave more (0: it keeps the launch count).
+    local deq = math.min(launch, deq_want)
+    p.regs_dequant = (excp and deq < launch) and deq or 0
     -- (setmaxnreg.inc may not lower the count: up to 256, never below the
     -- launch count, which this is never below short of the cap.)
-    p.regs_consumer = math.min(256, (launch * threads - 128 * PRODUCER_REGS) // consumers // 8 * 8)
+    p.regs_consumer = math.min(256, (launch * threads - 128 * PRODUCER_REGS - (excp and 128 * deq or 0)) // consumers // 8 * 8)
     if regs > p.regs_consumer then
       bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; with producer=wg and %d CTA%s per SM "
                         .. "the MMA warpgroups get %d", pipe, nt, bn // wgn, regs, ctas, ctas > 1 and "s" or "", p.regs_consumer))

@@ -61,8 +61,9 @@
             part[i][j] = 0;
 //% end
 
-//% if p.gparams_channel == 1 then
-    /* Per-channel: one group per row, its parameters read once. */
+//% if p.gparams_channel == 1 and p.excp ~= 1 then
+    /* Per-channel: one group per row, its parameters read once (excp: by
+     * the dequantization warpgroup, gemm_tma.cu). */
     wparams params[MI];
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
