@@ -236,6 +236,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     /* The residual's ring likewise: rfull[r] one arrival with the bytes,
      * rempty[r] one arrival per warp once it has folded the slot. */
     __shared__ __align__(8) u64 bars[2 * STAGES + 2 * RSLOTS];
+//% elseif p.pingpong == 1 then
+    /* pingpong: turn[w] completes a phase when the other MMA warpgroup's
+     * main loop has passed every slot of its tile, which lets warpgroup w
+     * start its next one (below). */
+    __shared__ __align__(8) u64 bars[2 * STAGES + 2];
 //% elseif p.excp == 1 then
     /* The INT8 weights' ring likewise: wfull[j] one arrival per
      * dequantizing warp, wempty[j] one per MMA warp; a stage's `empty`
@@ -250,12 +255,18 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     residual_ring ring = { 0, 0, 0 };
 //% elseif p.excp == 1 then
     const u32 wfull0 = empty0 + STAGES * 8, wempty0 = wfull0 + W8_SLOTS * 8;
+//% elseif p.pingpong == 1 then
+    const u32 turn0 = empty0 + STAGES * 8;
 //% end
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});
-            mbar_init(empty0 + s * 8, THREADS / 32{{ p.excp == 1 and " + 4" or "" }});
+            mbar_init(empty0 + s * 8, {{ p.pingpong == 1 and "4" or "THREADS / 32" }}{{ p.excp == 1 and " + 4" or "" }});
         }
+//% if p.pingpong == 1 then
+        mbar_init(turn0, 1);
+        mbar_init(turn0 + 8, 1);
+//% end
 //% if p.excp == 1 then
         for (int j = 0; j < W8_SLOTS; ++j) {
             mbar_init(wfull0 + j * 8, 4);
@@ -420,14 +431,38 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //% end
 
 //% if p.persist == 1 then
+//%   if p.pingpong == 1 then
+    /* The CTA's output tiles, every other one this warpgroup's (pp), in the
+     * ring's order; ring0: the K tiles of the ring before this one's; n:
+     * the warpgroup's tiles before this one. */
+    for (int t = blockIdx.x + pp * gridDim.x, ring0 = pp * ktiles, n = 0; t < tiles;
+         t += 2 * gridDim.x, ring0 += 2 * ktiles, ++n) {
+//%   else
     /* The CTA's output tiles; ring0: the K tiles of the ring before this
      * one's. */
     int ring0 = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x, ring0 += ktiles) {
+//%   end
         int n_cta, m_cta;
         tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
 {{ (render("lib/wgmma_start.cu", { p = p }):gsub("\n$", "")) }}
+//%   if p.pingpong == 1 then
+        /* The main loops take turns, in the tiles' order: this tile's
+         * starts once the other warpgroup's main loop of the tile before
+         * has waited for every slot of it. A slot's "full" phases are then
+         * all complete up to this tile's, so waiting for one by its parity
+         * is unambiguous (the other warpgroup's phases in between would
+         * otherwise pass for this one's); and the tensor cores serve one
+         * main loop at a time while the other warpgroup stores its tile. */
+        if (pp == 1 || n > 0)
+            mbar_wait(turn0 + pp * 8, (pp == 1 ? n : n - 1) & 1);
+//%   end
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
+//%   if p.pingpong == 1 then
+        /* This main loop has passed its slots: the other warpgroup's turn. */
+        if ((tid & 127) == 0)
+            mbar_arrive(turn0 + (pp ^ 1) * 8);
+//%   end
 {{ render("lib/wgmma_drain.cu", { p = p }) }}
         /* Every MMA done: the warp releases the tile's last slot (the
          * others it released along the way){{ p.excp == 1 and ", and its last INT8 slot" or "" }}. */
@@ -437,7 +472,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
             mbar_arrive(wempty0 + ((ring0 + ktiles - 1) % W8_SLOTS) * 8);
 //%   end
         }
-//%   if p.epi_direct == 0 then
+//%   if p.epi_direct == 0 and p.pingpong == 1 then
+        /* The warpgroup's last tile's stores have read its output tile
+         * (its own barrier, 1 + pp). */
+        asm volatile("bar.sync %0, 128;\n" :: "r"(1 + pp) : "memory");
+//%   elseif p.epi_direct == 0 then
         /* The last tile's stores have read the output tile (the MMA
          * warpgroups only). */
         asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");

@@ -190,6 +190,12 @@ V.KINDS = {
       -- the register path). 0 (the default, unnamed): the MMA warpgroups
       -- dequantize into their A registers (ImFP).
       excp = { norm = norm_int("excp", 0, 1) },
+      -- pingpong=1 (persist=1): the two MMA warpgroups each compute whole
+      -- output tiles of tile=BMxBN, the CTA's tiles in turn, so one
+      -- warpgroup's epilogue overlaps the other's main loop (the tile is
+      -- not split between them). 0 (the default, unnamed): both split
+      -- each tile.
+      pingpong = { norm = norm_int("pingpong", 0, 1) },
       -- band=B (persist=1): bands of B token tiles; 0 (the default,
       -- unnamed): as many as keep a band's tokens within a share of L2.
       band = { norm = norm_int("band", 0, 64) },
@@ -330,6 +336,10 @@ function V.parse(text, default_arch)
   if f.excp and (f.producer ~= "wg" or f.split ~= "1") then
     bad("excp=1 adds a dequantization warpgroup beside the producer warpgroup: it needs producer=wg and split=1, not "
         .. (f.producer ~= "wg" and "producer=" .. (f.producer or "thread") or "split=" .. f.split))
+  end
+  if f.pingpong == "0" then f.pingpong = nil end
+  if f.pingpong and not f.persist then
+    bad("pingpong=1 hands a persistent kernel's tiles to its MMA warpgroups in turn: it needs persist=1")
   end
   if f.band == "0" then f.band = nil end
   if f.band and not f.persist then bad("band=" .. f.band .. " orders a persistent kernel's tiles: it needs persist=1") end

@@ -429,6 +429,8 @@ static const char *const PIPES[] = {
      * shared memory for the MMA warpgroups ('?': the schemes that take it). */
     "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;excp=1",
     "?tile=128x128x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;excp=1",
+    /* Two MMA warpgroups taking whole tiles in turn. */
+    "?tile=128x128x128;warps=2x4;stages=4;pipe=tma;producer=wg;persist=1;pingpong=1",
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 
@@ -489,12 +491,16 @@ END_TEST
  * last one narrower), and on two per SM (5 stages: the ring's slots
  * turn over out of step with the output tiles) in bands of 1; and in
  * 256 x 128 tiles with the band the kernel picks, with the MMA warpgroups
- * dequantizing and with a warpgroup that dequantizes for them (excp). */
+ * dequantizing and with a warpgroup that dequantizes for them (excp);
+ * and with the two MMA warpgroups taking whole tiles in turn (pingpong:
+ * 64 x 64, about two tiles each a CTA, and 128 x 128). */
 static const char *const PERSIST_PIPES[] = {
     "tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;band=3",
     "tile=64x64x128;warps=1x4;stages=5;pipe=tma;producer=wg;persist=1;band=1",
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;excp=1",
+    "?tile=64x64x128;warps=1x8;stages=8;pipe=tma;producer=wg;persist=1;pingpong=1;band=3",
+    "?tile=128x128x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;pingpong=1",
 };
 #define NPERSIST ((int)(sizeof PERSIST_PIPES / sizeof PERSIST_PIPES[0]))
 

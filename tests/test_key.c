@@ -134,10 +134,11 @@ START_TEST(producer_register_budget)
     for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
         for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
             for (int stages = 3; stages <= 8; stages++)
-            for (int form = 0; form < 6; form++) {
+            for (int form = 0; form < 8; form++) {
                 static const char *const forms[] = {"",          ";epi=i32", ";persist=1", ";persist=1;epi=i32",
-                                                    ";excp=1",   ";excp=1;persist=1"};
-                const int excp = form >= 4;
+                                                    ";excp=1",   ";excp=1;persist=1", ";persist=1;pingpong=1",
+                                                    ";persist=1;pingpong=1;epi=i32"};
+                const int excp = form == 4 || form == 5;
                 char key[256];
                 snprintf(key, sizeof key, "scheme=%s;pipe=tma;tile=%s;stages=%d;producer=wg;arch=sm_90a%s", schemes[s],
                          tiles[t], stages, forms[form]);
@@ -931,6 +932,37 @@ START_TEST(excp_keys)
 }
 END_TEST
 
+/* pingpong=1: a persistent kernel's two MMA warpgroups take whole tiles in
+ * turn (the tile is one warpgroup's), each with its own room for the
+ * output tile and its own barrier; the ring's slots are released by the
+ * one warpgroup that read them. */
+START_TEST(pingpong_keys)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024];
+    static const refusal r[] = {
+        {"pipe=tma;tile=128x128x128;warps=1x8;stages=6;producer=wg;pingpong=1", "it needs persist=1"},
+        {"pipe=tma;tile=128x128x128;warps=1x4;stages=6;producer=wg;persist=1;pingpong=1", "two MMA warpgroups"},
+        {"pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg;persist=1;pingpong=1;excp=1", "not combined"},
+        {"scheme=w4a8-is;pipe=tma;tile=128x128x128;warps=1x8;stages=6;producer=wg;persist=1;pingpong=1",
+         "256 accumulator registers"},
+        {"pipe=tma;tile=128x128x128;warps=1x8;stages=7;producer=wg;persist=1;pingpong=1", "output tile's 69632"},
+    };
+    expect_refusals(ctx, r, sizeof r / sizeof r[0]);
+    expect_bad(ctx, "pingpong=2", QJIT_INVALID_KEY, "pingpong");
+    canon(ctx, "pipe=tma;tile=128x128x128;warps=1x8;stages=6;producer=wg;persist=1;pingpong=1", a);
+    ck_assert_ptr_nonnull(strstr(a, ";pingpong=1;"));
+    const char *has[] = {"#define MI 2", "#define NT 128", "#define EPI_TILE_BYTES 34816",
+                         "const int pp = wg, wg_n = 0, wg_m = 0;", "mbar_init(empty0 + s * 8, 4);",
+                         "t += 2 * gridDim.x, ring0 += 2 * ktiles, ++n",
+                         "mbar_wait(turn0 + pp * 8, (pp == 1 ? n : n - 1) & 1);", "mbar_arrive(turn0 + (pp ^ 1) * 8);",
+                         "(smem + EPI_TILE_OFF + pp * EPI_TILE_BYTES)", "bar.sync %0, 128;", NULL};
+    const char *lacks[] = {"bar.sync 1, %0;", NULL};
+    qjit_free(ctx, source_with(ctx, a, has, lacks));
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 /* bias as a key field: 0 is the default and unnamed, 1 named, not with
  * epi=i32; a layer with a bias plans bias=1 in every GEMM (a "bias" slot),
  * its INT32 twin and activation kernel without; a forced variant that
@@ -1719,6 +1751,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, producer_register_budget);
     tcase_add_test(tc, persistent_keys_and_grid);
     tcase_add_test(tc, excp_keys);
+    tcase_add_test(tc, pingpong_keys);
     tcase_add_test(tc, key_fuzzer);
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);

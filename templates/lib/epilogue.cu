@@ -18,7 +18,12 @@
 //% -- staging, each register stored where it goes. With a producer
 //% -- warpgroup (p.producer) the barriers are the MMA warpgroups' own
 //% -- (named barrier 1): the producer's warps may still be filling the ring.
-//% local sync = p.producer == 1 and 'asm volatile("bar.sync 1, %0;\\n" :: "n"(THREADS) : "memory");' or "__syncthreads();"
+//% -- pingpong (p.pingpong): each MMA warpgroup stores its own tile, with
+//% -- its own staging room and barrier (1 + pp).
+//% local pingpong = p.pingpong == 1
+//% local sync = (pingpong and 'asm volatile("bar.sync %0, 128;\\n" :: "r"(1 + pp) : "memory");')
+//%              or (p.producer == 1 and 'asm volatile("bar.sync 1, %0;\\n" :: "n"(THREADS) : "memory");') or "__syncthreads();"
+//% local team, me = pingpong and "128" or "THREADS", pingpong and "(tid & 127)" or "tid"
 //% local scaled = p.epi ~= "i32"
 //% local out = scaled and "u16" or "int"
 //% local two = p.parts == 2
@@ -40,7 +45,7 @@
 //% else
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
-    {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF);
+    {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF{{ pingpong and " + pp * EPI_TILE_BYTES" or "" }});
 //% if planes == 2 then
 #pragma unroll
     for (int plane = 0; plane < 2; ++plane) {
@@ -86,7 +91,7 @@
 //% local cl = p.split > 1 and p.cluster > 1
     constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
     constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
-    for (int c = {{ cl and "row_lo" or "0" }} * CHUNKS_PER_ROW + tid; c < {{ cl and "row_hi" or "BM" }} * CHUNKS_PER_ROW; c += THREADS) {
+    for (int c = {{ cl and "row_lo" or "0" }} * CHUNKS_PER_ROW + {{ me }}; c < {{ cl and "row_hi" or "BM" }} * CHUNKS_PER_ROW; c += {{ team }}) {
         const int ml = c / CHUNKS_PER_ROW, cc = c % CHUNKS_PER_ROW;
         const int m = m_cta + ml, n = n_cta + cc * PER_CHUNK;
         if (m < M && n < N)

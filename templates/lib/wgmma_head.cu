@@ -10,7 +10,12 @@
     unsigned char *smem = smem_raw + (smem_base - raw_base);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wg = warp >> 2, wq = warp & 3;        /* warpgroup, warp within it */
+//% if p.pingpong == 1 then
+    /* pingpong: each MMA warpgroup (pp) computes whole tiles of its own. */
+    const int pp = wg, wg_n = 0, wg_m = 0;
+//% else
     const int wg_n = wg % WG_N, wg_m = wg / WG_N;
+//% end
 //% if p.persist ~= 1 then
     const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
 //% end

@@ -20,6 +20,11 @@
 --                   lane) and gives its registers to the MMA warpgroups
 --   persist=1       (tma, producer=wg) one CTA per place on the SMs, each
 --                   walking output tiles; the epilogue's tile past the ring
+--   pingpong=1      (tma, producer=wg, persist=1) two MMA warpgroups
+--                   (warps=1x8 or 2x4), each computing a whole output
+--                   tile of its own, BM x BN: the CTA's tiles go to them
+--                   in turn, so one's epilogue runs while the other's MMAs
+--                   do (the tile is a warpgroup's, not split between them)
 --   excp=1          (tma, producer=wg) a dequantization warpgroup writes
 --                   each K tile's weights as INT8 into a ring of its own
 --                   in shared memory (W8_SLOTS slots, 128-byte swizzled
@@ -65,6 +70,15 @@ function P.check(f, arch)
   if wn % 4 ~= 0 then bad("pipe=" .. pipe .. ": warps=" .. f.warps .. ": warps along N must be whole warpgroups (4, 8, ...)") end
   local wgn = wn // 4
   if wm * wgn > 4 then bad("pipe=" .. pipe .. ": at most 4 warpgroups per CTA (" .. f.warps .. ")") end
+  -- pingpong=1: the MMA warpgroups (the warps field's) take whole tiles
+  -- in turn; the tile is split between none of them.
+  local pingpong = f.pingpong == "1"
+  local mma_wgs = wm * wgn
+  if pingpong then
+    if mma_wgs ~= 2 then bad("pingpong=1 takes two MMA warpgroups (warps=1x8 or 2x4), not warps=" .. f.warps) end
+    if f.excp == "1" then bad("pingpong=1 and excp=1 are not combined") end
+    wm, wgn = 1, 1
+  end
   if bn % (64 * wgn) ~= 0 then bad("pipe=" .. pipe .. ": tile N " .. bn .. " must be a multiple of 64 x " .. wgn .. " warpgroups") end
   if bm % wm ~= 0 or not valid_n(bm // wm) then
     bad("pipe=" .. pipe .. ": tile M " .. bm .. " over " .. wm .. " warpgroups must give 8, 16, 24, 32 or a multiple of 16 up to 256 tokens each")
@@ -88,7 +102,7 @@ function P.check(f, arch)
   end
   -- The MMA warpgroups, the dequantization warpgroup (excp) and the
   -- producer warpgroup beside them.
-  local consumers = 128 * wm * wgn
+  local consumers = 128 * mma_wgs
   local producer = f.producer == "wg"
   local deq_want = excp and dequant_regs(bn // 64, L.bits // 4) or 0
   local threads = consumers + (producer and 128 or 0) + (excp and 128 or 0)
@@ -153,12 +167,15 @@ function P.check(f, arch)
   -- the registers, which takes no room.
   local direct = persist and f.epi == "i32"
   if direct then tile_bytes = 0 end
+  -- pingpong: each MMA warpgroup stages its own tile's output.
+  local epi_bytes = tile_bytes
+  if pingpong then tile_bytes = 2 * tile_bytes end
   -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
   -- are static.
   local cluster, body = G.check_reduce(f, d, arch, persist and ring_bytes + tile_bytes or math.max(ring_bytes, tile_bytes),
                                        tile_bytes)
   local smem = body + 1024
-  local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0)) or 0)
+  local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0) + (pingpong and 1 or 0)) or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory%s; %s allows %d", smem,
                       persist and string.format(" (%d stages of %d%s and the output tile's %d)", stages, stage_bytes,
@@ -178,6 +195,7 @@ function P.check(f, arch)
     -- The output tile's place: past the INT32 sums a cluster's peers
     -- read, past a persistent kernel's ring, else over the ring.
     epi_tile_off = (cluster > 1 and bm * bn * 4) or (persist and ring_bytes) or 0, epi_direct = direct and 1 or 0,
+    pingpong = pingpong and 1 or 0, epi_bytes = epi_bytes,
     excp = excp and 1 or 0, w8_slots = excp and W8_SLOTS or 0, w8_off = stages * stage_bytes + sp.r_ring,
   }
   G.scheme_facts(p, L, g, sp)
