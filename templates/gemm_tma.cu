@@ -343,11 +343,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //%   if p.gparams_channel == 1 then
             /* Per-channel: the parameters of the warp's rows, read once a tile. */
             wparams params[MD];
-#pragma unroll
-            for (int i = 0; i < MD; ++i) {
-                const int nb = n_cta / 16 + q + i * 4;
-                params[i] = wparams_from(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
-            }
+            channel_params(params, gparams, n_cta, q, N, lane);
 //%   end
             for (int kt = 0; kt < ktiles; ++kt, ++it) {
                 const int slot = it % STAGES, j = it % W8_SLOTS;

@@ -75,6 +75,21 @@ static __device__ __forceinline__ u64 x_desc(u32 addr)
 {
     return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
+//% if p.gparams_channel == 1 then
+
+/* Per channel (one group per row): the parameters of the 16-row blocks
+ * nb0, nb0 + 4, ... of the tile at n_cta, read once. */
+template <int B>
+static __device__ __forceinline__ void channel_params(wparams (&params)[B], const u32 *__restrict__ gparams, int n_cta,
+                                                      int nb0, int N, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+        const int nb = n_cta / 16 + nb0 + i * 4;
+        params[i] = wparams_from(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
+    }
+}
+//% end
 //% if p.stash == 1 then
 {{ render("lib/stash.cu") }}
 //% end

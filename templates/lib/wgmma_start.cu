@@ -65,9 +65,5 @@
     /* Per-channel: one group per row, its parameters read once (excp: by
      * the dequantization warpgroup, gemm_tma.cu). */
     wparams params[MI];
-#pragma unroll
-    for (int i = 0; i < MI; ++i) {
-        const int nb = n_cta / 16 + nbl0 + i * 4;
-        params[i] = wparams_from(nb * 16 < N ? gparams[(size_t)nb * 8 + (lane >> 2)] : 0u);
-    }
+    channel_params(params, gparams, n_cta, nbl0, N, lane);
 //% end
