@@ -21,6 +21,10 @@
 // blockIdx.x, + gridDim.x, ... (bands of token tiles along the weight
 // rows); the ring runs on across tiles, so the producer fills the next
 // tile's stages while the MMA warpgroups store this one's.
+//% if p.sk == 1 then
+// sk=1: the tiles of the last, partial wave split along K where that pays
+// (lib/work.cu), the slices' sums meeting in the workspace.
+//% end
 //% end
 //% if p.split > 1 then
 // Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// each adds its share of the rows from the others' INT32 accumulators (exact)." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
@@ -223,6 +227,7 @@ static __device__ __forceinline__ void tile_origin(int t, int tiles_n, int tiles
     n_cta = (r / rows) * BN;
 }
 
+{{ render("lib/work.cu", { p = p }) }}
 //% end
 extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 and ", " .. p.min_blocks or "" }}) {{ p.name }}(
     {{ gemm.params(slots) }})
@@ -318,6 +323,8 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //%   else
     const int band = max(1, min(tiles_m, (int)(BAND_BYTES / ((long long)BM * K))));
 //%   end
+    /* Which tiles each CTA takes whole, and which in slices along K. */
+    const work_plan wp = plan_work(tiles, ktiles, gridDim.x);
 //% end
 //% if p.excp == 1 then
     /* The dequantization warpgroup (past the MMA warpgroups): for each K
@@ -334,9 +341,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         const int q = warp - THREADS / 32;
         int it = 0;
 //%   if p.persist == 1 then
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        work u;
+        for (int n = 0; work_next(wp, n, u); ++n) {
+            const int ktiles = u.hi - u.lo;   /* the piece's K tiles */
             int n_cta, m_cta;
-            tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
+            tile_origin(u.t, tiles_n, tiles_m, band, n_cta, m_cta);
 //%   else
         {
 //%   end
@@ -374,9 +383,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         if (tid == {{ p.excp == 1 and "THREADS + 128" or "THREADS" }}) {
             int it = 0;
 //% if p.persist == 1 then
-            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            work u;
+            for (int n = 0; work_next(wp, n, u); ++n) {
+                const int kt_begin = u.lo, ktiles = u.hi - u.lo;   /* the piece's K tiles */
                 int n_cta, m_cta;
-                tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
+                tile_origin(u.t, tiles_n, tiles_m, band, n_cta, m_cta);
 //% else
             {
 //% end
@@ -434,10 +445,14 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     for (int t = blockIdx.x + pp * gridDim.x, ring0 = pp * ktiles, n = 0; t < tiles;
          t += 2 * gridDim.x, ring0 += 2 * ktiles, ++n) {
 //%   else
-    /* The CTA's output tiles; ring0: the K tiles of the ring before this
-     * one's. */
+    /* The CTA's work (lib/work.cu); ring0: the K tiles of the ring before
+     * this piece's. */
     int ring0 = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x, ring0 += ktiles) {
+    work u;
+    for (int n = 0; work_next(wp, n, u); ++n, ring0 += u.hi - u.lo) {
+        const int kt_begin = u.lo, ktiles = u.hi - u.lo;   /* the piece's K tiles */
+        const int t = u.t;
+        (void)kt_begin;   /* read by a per-group rescale's steps */
 //%   end
         int n_cta, m_cta;
         tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
@@ -468,6 +483,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
             mbar_arrive(wempty0 + ((ring0 + ktiles - 1) % W8_SLOTS) * 8);
 //%   end
         }
+{{ render("lib/split_k.cu", { p = p }) }}
 //%   if p.epi_direct == 0 and p.pingpong == 1 then
         /* The warpgroup's last tile's stores have read its output tile
          * (its own barrier, 1 + pp). */

@@ -196,6 +196,13 @@ V.KINDS = {
       -- not split between them). 0 (the default, unnamed): both split
       -- each tile.
       pingpong = { norm = norm_int("pingpong", 0, 1) },
+      -- sk=1 (persist=1): the tiles of the last, partial wave of CTAs
+      -- split along K, a slice a CTA, where that pays (the kernel's cost
+      -- model decides per call, lib/work.cu); a tile's slices add their
+      -- INT32 sums in the workspace (exact) and the last to finish stores
+      -- the tile. The grid then takes every place the SMs have. 0 (the
+      -- default, unnamed): whole tiles only.
+      sk = { norm = norm_int("sk", 0, 1) },
       -- band=B (persist=1): bands of B token tiles; 0 (the default,
       -- unnamed): as many as keep a band's tokens within a share of L2.
       band = { norm = norm_int("band", 0, 64) },
@@ -340,6 +347,13 @@ function V.parse(text, default_arch)
   if f.pingpong == "0" then f.pingpong = nil end
   if f.pingpong and not f.persist then
     bad("pingpong=1 hands a persistent kernel's tiles to its MMA warpgroups in turn: it needs persist=1")
+  end
+  if f.sk == "0" then f.sk = nil end
+  if f.sk and not f.persist then
+    bad("sk=1 splits a persistent kernel's last wave of tiles along K: it needs persist=1")
+  end
+  if f.sk and f.pingpong then
+    bad("sk=1 and pingpong=1 are not combined (the warpgroups' turns are whole tiles)")
   end
   if f.band == "0" then f.band = nil end
   if f.band and not f.persist then bad("band=" .. f.band .. " orders a persistent kernel's tiles: it needs persist=1") end

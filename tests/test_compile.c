@@ -149,6 +149,13 @@ START_TEST(default_set_compiles_for_every_arch)
         /* Two MMA warpgroups taking whole tiles in turn. */
         compile_ok(ctx, "kernel=gemm;pipe=tma;g=128;tile=128x128x128;warps=1x8;stages=6;producer=wg;persist=1;pingpong=1",
                    &info);
+        /* Stream-K: the last wave's tiles shared out along K, with the MMA
+         * warpgroups dequantizing, with a per-group rescale, and with a
+         * dequantization warpgroup. */
+        compile_ok(ctx, "kernel=gemm;pipe=tma;g=128;tile=128x256x128;warps=1x8;stages=4;producer=wg;persist=1;sk=1", &info);
+        compile_ok(ctx, "kernel=gemm;pipe=tma;scheme=w4a8-is;g=128;tile=64x128x128;warps=1x4;stages=6;producer=wg;persist=1;sk=1",
+                   &info);
+        compile_ok(ctx, "kernel=gemm;pipe=tma;g=0;tile=256x128x128;warps=2x4;stages=3;producer=wg;persist=1;sk=1;excp=1", &info);
     }
     /* Sparse kernels (a residual in the main loop) of every pipe the target
      * has, for both schemes that take one: no advisory either (the residual

@@ -437,8 +437,8 @@ static const char *const PIPES[] = {
 /* f's layer with `variant` forced; 0 (after the teardown) where the GPU
  * lacks the pipe (warpgroup MMA: sm_90a) or, for a variant marked '?',
  * where the plan refuses it for f's scheme (the refusal then has to name
- * what does not fit, or that the scheme takes no explicit
- * dequantization). */
+ * what does not fit -- registers, or shared memory for a scheme's wider
+ * weights -- or that the scheme takes no explicit dequantization). */
 static int create_forced(fixture *f, const char *variant)
 {
     const int optional = variant[0] == '?';
@@ -457,7 +457,7 @@ static int create_forced(fixture *f, const char *variant)
     lo.bias = f->bias;
     qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, &lo, &f->lin);
     if (optional && st == QJIT_INVALID_KEY &&
-        (strstr(qjit_last_error(f->ctx), "registers") ||
+        (strstr(qjit_last_error(f->ctx), "registers") || strstr(qjit_last_error(f->ctx), "bytes of shared memory") ||
          strstr(qjit_last_error(f->ctx), "does not take explicit dequantization"))) {
         printf("%s g=%d %s: refused (%s)\n", qjit_scheme_name(f->scheme), f->group, variant, qjit_last_error(f->ctx));
         teardown(f);
@@ -515,6 +515,43 @@ START_TEST(persistent_tiles_bit_exact)
         return;
     check_m(&f, 77, 5000 * _i + 1);
     check_m(&f, 1000, 5000 * _i + 2);
+    teardown(&f);
+}
+END_TEST
+
+/* sk=1: the tiles of a persistent kernel's last, partial wave split along
+ * K, the slices' sums meeting in the workspace. On 132 SMs (H100, H200; one
+ * CTA an SM for these tiles) the kernel's plan takes every form: a 2048 x
+ * 4096 layer (32 K tiles) at M = 640 in 64 x 64 tiles (320 tiles: 264 whole,
+ * then 56 in 2 slices), in 128 x 256 and 256 x 128 tiles (40 and 48 tiles,
+ * a single wave in 3 and 2 slices) and at M = 77 (a single wave); a 1536 x
+ * 4096 layer at M = 5 and 300 (4 slices a tile; 64 x 64 tiles at M = 300:
+ * 120, whole); a 5632 x 2048 layer at M = 1000 in 128 x 256 and 256 x 128
+ * tiles (176: 132 whole, 44 in 2 slices; 64 x 64: 1408, whole). Each layer
+ * runs twice per M, so the arrival counters must be left zeroed. With the
+ * MMA warpgroups dequantizing and with a dequantization warpgroup (excp). */
+static const char *const SK_PIPES[] = {
+    "tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;sk=1;band=3",
+    "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1",
+    "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;sk=1;excp=1",
+};
+#define NSK ((int)(sizeof SK_PIPES / sizeof SK_PIPES[0]))
+static const struct { int64_t N, K, m[2]; } SK_LAYERS[] = {
+    {2048, 4096, {640, 77}}, {1536, 4096, {5, 300}}, {5632, 2048, {1000, 77}}};
+#define NSK_LAYERS ((int)(sizeof SK_LAYERS / sizeof SK_LAYERS[0]))
+
+START_TEST(split_last_wave_bit_exact)
+{
+    const int sg = _i / (NSK * NSK_LAYERS), pi = _i / NSK_LAYERS % NSK, li = _i % NSK_LAYERS;
+    if (!wanted(SCHEME_GROUPS[sg].scheme) || !wanted_pipe(SK_PIPES[pi]))
+        return;
+    fixture f;
+    setup_scheme(&f, SCHEME_GROUPS[sg].scheme, SK_LAYERS[li].N, SK_LAYERS[li].K, SCHEME_GROUPS[sg].group, 900 + _i, 1);
+    if (!create_forced(&f, SK_PIPES[pi]))
+        return;
+    for (int rep = 0; rep < 2; rep++)
+        for (int j = 0; j < 2; j++)
+            check_m(&f, SK_LAYERS[li].m[j], 7000 * _i + 10 * rep + j);
     teardown(&f);
 }
 END_TEST
@@ -1844,12 +1881,13 @@ Suite *qjit_test_suite(void)
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
     TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs"), *bf16 = tcase_create("bf16");
-    TCase *bias = tcase_create("bias"), *tuning = tcase_create("tuning");
+    TCase *bias = tcase_create("bias"), *tuning = tcase_create("tuning"), *sk = tcase_create("sk");
     tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
     tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
     tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
     tcase_add_loop_test(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);
     tcase_add_loop_test(pipes_b, persistent_tiles_bit_exact, 0, NSG * NPERSIST);
+    tcase_add_loop_test(sk, split_last_wave_bit_exact, 0, NSG * NSK * NSK_LAYERS);
     tcase_add_loop_test(sparse, sparse_every_pipeline_bit_exact, 0, NSPARSE * NSPIPES);
     tcase_add_loop_test(sparse_llama, sparse_llama_layers_bit_exact, 0, 3);
     tcase_add_test(misc, integer_scale_near_the_bound);
@@ -1876,7 +1914,8 @@ Suite *qjit_test_suite(void)
     tcase_add_loop_test(bf16, bf16_every_pipeline_bit_exact, 0, NSG * NPIPES);
     tcase_add_loop_test(bias, bias_layers_bit_exact, 0, NSG + 2);
     tcase_add_loop_test(bias, bias_every_pipeline_bit_exact, 0, NPIPES);
-    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16, bias, tuning};
+    TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16, bias, tuning,
+                    sk};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);

@@ -963,6 +963,67 @@ START_TEST(pingpong_keys)
 }
 END_TEST
 
+/* sk=1 (the last wave split along K) on a persistent kernel, not with
+ * pingpong: the plan of the work in the kernel, the slices' sums and
+ * arrival counters in the workspace, one each per CTA (here 132, one an
+ * SM), the counters in the activation kernel's slots (it zeroes them),
+ * and a CTA on every place the SMs have. A persistent kernel without it
+ * plans its work the same way, every tile whole. */
+START_TEST(split_last_wave_keys)
+{
+    qjit_context *ctx = make_ctx();
+    char a[1024], b[1024];
+    static const refusal r[] = {
+        {"pipe=tma;tile=128x256x128;warps=1x8;stages=4;producer=wg;sk=1", "it needs persist=1"},
+        {"pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg;persist=1;pingpong=1;sk=1", "not combined"},
+    };
+    expect_refusals(ctx, r, sizeof r / sizeof r[0]);
+    expect_bad(ctx, "sk=2", QJIT_INVALID_KEY, "sk");
+    canon(ctx, "pipe=tma;tile=128x256x128;warps=1x8;stages=4;producer=wg;persist=1;sk=0", a);
+    ck_assert_ptr_null(strstr(a, "sk="));
+    canon(ctx, "pipe=tma;tile=128x256x128;warps=1x8;stages=4;producer=wg;persist=1;sk=1", b);
+    ck_assert_ptr_nonnull(strstr(b, ";sk=1;"));
+    const char *has[] = {"const work_plan wp = plan_work(tiles, ktiles, gridDim.x);", "#define SK_PUBLISH 2",
+                         "sk_last = atomicAdd(counters + i, 1u) == (unsigned)(wp.split - 1);",
+                         "int *__restrict__ partials", "for (int n = 0; work_next(wp, n, u); ++n, ring0 += u.hi - u.lo) {", NULL};
+    qjit_free(ctx, source_with(ctx, b, has, NULL));
+    const char *has_whole[] = {"const work_plan wp = plan_work(tiles, ktiles, gridDim.x);", NULL};
+    const char *lacks_whole[] = {"SK_PUBLISH", "sk_last", "partials", NULL};
+    qjit_free(ctx, source_with(ctx, a, has_whole, lacks_whole));
+
+    const qjit__plan_request req = {"w4a8-lqq", 128, 4096, 4096, "sm_90a", 132,
+                                    "tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1",
+                                    0, 0, 0, NULL, 0, NULL};
+    qjit__layer_plan plan;
+    pthread_mutex_lock(&ctx->lock);
+    ck_assert_int_eq(qjit__plan_layer(ctx, &req, &plan), QJIT_OK);
+    for (int bk = 0; bk < plan.nbuckets; bk++) {
+        const qjit__bucket_plan *bp = &plan.buckets[bk];
+        int counters = -1, partials = -1;
+        for (int i = 0; i < bp->nws; i++) {
+            if (!strcmp(bp->ws[i].name, "counters"))
+                counters = i;
+            if (!strcmp(bp->ws[i].name, "partials"))
+                partials = i;
+        }
+        ck_assert_int_ge(counters, 0);
+        ck_assert_int_ge(partials, 0);
+        ck_assert_uint_eq(bp->ws[counters].fixed, 132 * 4);
+        ck_assert_uint_eq(bp->ws[partials].fixed, 132ull * 128 * 256 * 4);
+        ck_assert_uint_eq(bp->ws[partials].per_m + bp->ws[partials].per_mtile, 0);
+        ck_assert_int_eq(bp->gemm.grid[0].base, 132);
+        ck_assert_int_eq(bp->gemm.grid[0].per_m, 0);
+        int bound = 0;
+        for (int i = 0; i < bp->quant.nslots; i++)
+            bound += bp->quant.slots[i].ref == counters && bp->quant.slots[i].kind == QJIT__SLOT_WORKSPACE;
+        ck_assert_int_eq(bound, 1);
+    }
+    qjit__plan_release(ctx, &plan);
+    pthread_mutex_unlock(&ctx->lock);
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 /* bias as a key field: 0 is the default and unnamed, 1 named, not with
  * epi=i32; a layer with a bias plans bias=1 in every GEMM (a "bias" slot),
  * its INT32 twin and activation kernel without; a forced variant that
@@ -1752,6 +1813,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, persistent_keys_and_grid);
     tcase_add_test(tc, excp_keys);
     tcase_add_test(tc, pingpong_keys);
+    tcase_add_test(tc, split_last_wave_keys);
     tcase_add_test(tc, key_fuzzer);
     tcase_add_test(tc, generated_source_starts_with_its_key);
     tcase_add_test(tc, fused_quantization_is_a_variant_field);

@@ -115,8 +115,9 @@ function G.slots(p, L)
   add("K", "int", "k")
   -- Two parts: the INT8 part's channels (the first of the layer's order).
   if p.parts == 2 then add("k8", "int", "param") end
-  if p.split > 1 and p.cluster == 1 then
-    -- Split-K through the workspace: INT32 partials and arrival counters.
+  if (p.split > 1 and p.cluster == 1) or p.sk == 1 then
+    -- Split-K (or stream-K's shared tiles) through the workspace: INT32
+    -- partials and arrival counters.
     add("partials", "int *__restrict__", "ws", "partials")
     add("counters", "unsigned *__restrict__", "ws", "counters")
   elseif p.stash == 1 then
@@ -174,6 +175,12 @@ function G.workspace(p, L, N, K, sms)
     local tiles_n = (N + p.tile_n - 1) // p.tile_n
     ws[#ws + 1] = { name = "counters", per_mtile = tiles_n * 4 }
     ws[#ws + 1] = { name = "partials", per_mtile = tiles_n * p.split * p.tile_m * p.tile_n * 4 * p.parts }
+  elseif p.sk == 1 then
+    -- sk=1 (lib/work.cu): fewer split tiles than CTAs, a counter each;
+    -- a slot of sums per CTA (one slice each).
+    local ctas = sms * G.resident(p)
+    ws[#ws + 1] = { name = "counters", fixed = ctas * 4 }
+    ws[#ws + 1] = { name = "partials", fixed = ctas * p.tile_m * p.tile_n * 4 }
   elseif p.stash == 1 then
     local words = (sms * G.resident(p) + 31) // 32
     ws[#ws + 1] = { name = "counters", fixed = words * 4 }
@@ -185,8 +192,10 @@ end
 -- The grid of a GEMM launch: x along N, y along M, z the split-K slices;
 -- each dimension ceil((base + per_m * M) / div) * mul, at most max (if
 -- given). A persistent kernel (p.persist): one CTA per output tile up to
--- the places sms multiprocessors have for it, along x.
+-- the places sms multiprocessors have for it, along x; with sk=1 every
+-- place (the last wave's tiles split along K take more CTAs than tiles).
 function G.grid(p, N, sms)
+  if p.sk == 1 and (sms or 0) > 0 then return { { base = sms * G.resident(p) }, { base = 1 }, { base = 1 } } end
   if p.persist == 1 then
     return { { per_m = 1, div = p.tile_m, mul = (N + p.tile_n - 1) // p.tile_n, max = sms * G.resident(p) }, { base = 1 },
              { base = 1 } }

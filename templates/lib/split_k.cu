@@ -2,6 +2,10 @@
 //% -- thread's ACC_REGS accumulators, ACC(q) the q-th in register order, ACC_ML(q)
 //% -- its tile row. reduce=global: through INT32 partials and arrival counters
 //% -- in the workspace; reduce=cluster: over distributed shared memory.
+//% -- sk=1 (a persistent kernel's loop over its work `u` of plan `wp`,
+//% -- lib/work.cu): a slice of a split tile (u.sk >= 0) leaves its sums in
+//% -- the workspace and, unless it is the tile's last slice to finish, goes
+//% -- on without the epilogue.
 //% if p.split > 1 and p.cluster > 1 then
     /* Split-K inside the cluster, distributed: the SPLIT CTAs of this tile
      * (one per K slice; cluster rank = blockIdx.z) leave their accumulators
@@ -107,6 +111,40 @@
 //% end
         }
     }
+//% elseif p.sk == 1 then
+        if (u.sk >= 0) {
+            /* A slice of a split tile: publish its sums in register order
+             * (the stores and loads coalesce) in the CTA's slot, then count
+             * arrivals; the last of the tile's slices -- CTAs i, i + shared,
+             * ... (lib/work.cu) -- adds the others' exactly and stores the
+             * tile. No slice waits for another. */
+            __shared__ unsigned sk_last;
+            const int i = u.sk, c = (int)blockIdx.x;
+            int *mine = partials + (size_t)c * (BM * BN);
+#pragma unroll
+            for (int q = 0; q < ACC_REGS; ++q)
+                __stcg(mine + q * THREADS + tid, ACC(q));
+            __threadfence();
+            asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
+            if (tid == 0)
+                sk_last = atomicAdd(counters + i, 1u) == (unsigned)(wp.split - 1);
+            asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
+            if (!sk_last)
+                continue;
+            /* Every slice has arrived: the counter is free again for the
+             * next call (as split-K's). */
+            if (tid == 0)
+                counters[i] = 0u;
+            __threadfence();
+            for (int c2 = i; c2 < wp.shared * wp.split; c2 += wp.shared) {
+                if (c2 == c)
+                    continue;
+                const int *other = partials + (size_t)c2 * (BM * BN);
+#pragma unroll
+                for (int q = 0; q < ACC_REGS; ++q)
+                    ACC(q) += __ldcg(other + q * THREADS + tid);
+            }
+        }
 //% end
 //% if p.stash == 1 then
     /* The INT8 part's sums for the epilogue (ACC(q), lib/stash.cu): the

@@ -25,6 +25,9 @@
 --                   tile of its own, BM x BN: the CTA's tiles go to them
 --                   in turn, so one's epilogue runs while the other's MMAs
 --                   do (the tile is a warpgroup's, not split between them)
+--   sk=1            (tma, persist=1) the last, partial wave's tiles split
+--                   along K where that pays (lib/work.cu), the slices'
+--                   INT32 sums added in the workspace
 --   excp=1          (tma, producer=wg) a dequantization warpgroup writes
 --                   each K tile's weights as INT8 into a ring of its own
 --                   in shared memory (W8_SLOTS slots, 128-byte swizzled
@@ -175,7 +178,8 @@ function P.check(f, arch)
   local cluster, body = G.check_reduce(f, d, arch, persist and ring_bytes + tile_bytes or math.max(ring_bytes, tile_bytes),
                                        tile_bytes)
   local smem = body + 1024
-  local static = 16 + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0) + (pingpong and 1 or 0)) or 0)
+  local sk = f.sk == "1"
+  local static = 16 + (sk and 16 or 0) + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0) + (pingpong and 1 or 0)) or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory%s; %s allows %d", smem,
                       persist and string.format(" (%d stages of %d%s and the output tile's %d)", stages, stage_bytes,
@@ -195,7 +199,7 @@ function P.check(f, arch)
     -- The output tile's place: past the INT32 sums a cluster's peers
     -- read, past a persistent kernel's ring, else over the ring.
     epi_tile_off = (cluster > 1 and bm * bn * 4) or (persist and ring_bytes) or 0, epi_direct = direct and 1 or 0,
-    pingpong = pingpong and 1 or 0, epi_bytes = epi_bytes,
+    pingpong = pingpong and 1 or 0, epi_bytes = epi_bytes, sk = sk and 1 or 0,
     excp = excp and 1 or 0, w8_slots = excp and W8_SLOTS or 0, w8_off = stages * stage_bytes + sp.r_ring,
   }
   G.scheme_facts(p, L, g, sp)
