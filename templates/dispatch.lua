@@ -138,9 +138,21 @@ end
 -- the 256x128 tile's 61.3 / 118.8 / 205.1 / 791.3 (the table's at 256:
 -- 71.7), 4096x14336 and 4096x4096 within 1 % (397.7 / 148.0 at 4096 against
 -- 398.8 / 149.5). So from N = 16384 on at M = 129..256 too.
+-- With sk=1 (session 32, bench/results/2026-11-27-session32, c3): the
+-- last, partial wave's tiles split along K where the kernel's cost model
+-- says it pays, the grid on every SM. Against the table before it, GEMM
+-- alone: 10240x8192 M = 512 / 1024 96.7 / 147.0 -> 77.1 / 133.0 us,
+-- 22016x4096 M = 256 / 1024 60.2 / 158.5 -> 55.4 / 151.8, 57344x8192 M =
+-- 256 199.7 -> 184.7; where the tiles fill whole waves it is the
+-- persistent kernel as before (within 0.5 %). On layers of at least 80
+-- output tiles (N >= 10240 at M = 129..256, N >= 8192 at 257..512) it
+-- also beats the 128x128 tiles there (12288x4096 M = 256 35.3 -> 32.3,
+-- 10240x8192 59.9 -> 52.8, 8192x8192 M = 512 60.4 -> 53.0, 8192x28672
+-- 194.6 -> 162.4); on fewer (4096-wide layers, 8192x8192 at 256) the
+-- split single wave loses to them (4096x4096 M = 256 18.7 -> 27.0).
 local function large_wg(min_n)
   return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x256x128", warps = "1x8",
-           stages = 4, split = 1, producer = "wg", persist = true, no_fold = true }
+           stages = 4, split = 1, producer = "wg", persist = true, sk = true, no_fold = true }
 end
 -- 8-bit weights: the 256x128 tile, one CTA per tile at 4 stages or
 -- persistent at 3 (a ring of 8-bit weights leaves an output tile of its
@@ -148,10 +160,12 @@ end
 -- 4096 132.3 / 909.2 -> 120.1 / 740.4 us, 57344x8192 397.3 / 3100 ->
 -- 359.7 / 2568, but 8192x8192 60.7 / 426.3 -> 64.5 / 422.6 and at M = 256
 -- slower on every layer (28672x4096 70.7 -> 75.7). (The persistent 128x256
--- tile at 3 stages: 751.9 / 2821.5 at 4096.)
+-- tile at 3 stages: 751.9 / 2821.5 at 4096.) Persistent with sk=1, as
+-- large_wg (session 32, c3): 10240x8192 M = 1024 145.3 -> 133.3 us, the
+-- rest within 1.5 % at M >= 1024 and on the layers from N = 16384 at 512.
 local function large_wg8(min_n, persist)
   return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "256x128x128", warps = "2x4",
-           stages = persist and 3 or 4, split = 1, producer = "wg", persist = persist, no_fold = true }
+           stages = persist and 3 or 4, split = 1, producer = "wg", persist = persist, sk = persist, no_fold = true }
 end
 -- The few-token buckets past the decode pipe and the 4096-wide layers,
 -- swept for the 4-bit scheme whose per-group rescale (INT32 group sums
@@ -202,9 +216,9 @@ D.BUCKETS = {
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { large_wg(16384), wgmma_128("auto", ONE_WAVE) } },
+    alts = { large_wg(10240), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
-    alts = { large_wg(16384), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
+    alts = { large_wg(8192), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
     alts = { large_wg(), wgmma_128(1) } },
 }
@@ -441,7 +455,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
                             scheme, group, bm, bn, bk, v.warps, stages, split, pipe, arch, reduce,
                             v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "",
                             producer and ";producer=" .. producer or "")
-            .. ((producer and v.persist) and ";persist=1" or "")
+            .. ((producer and v.persist) and ";persist=1" or "") .. ((producer and v.persist and v.sk) and ";sk=1" or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
