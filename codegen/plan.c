@@ -188,7 +188,7 @@ static qjit_status read_ws(qjit__rec *s, int i, void *ud)
 }
 
 static const struct { char name[8]; qjit__map_type type; } MAP_TYPES[] = {
-    {"u8", QJIT__MAP_U8}, {"u32", QJIT__MAP_U32}, {"u64", QJIT__MAP_U64},
+    {"u8", QJIT__MAP_U8}, {"u16", QJIT__MAP_U16}, {"u32", QJIT__MAP_U32}, {"u64", QJIT__MAP_U64},
 };
 
 static qjit_status read_map(qjit__rec *s, int i, void *ud)
@@ -211,11 +211,20 @@ static qjit_status read_map(qjit__rec *s, int i, void *ud)
         return st;
     int t = find_name(type, MAP_TYPES, sizeof MAP_TYPES[0], (int)(sizeof MAP_TYPES / sizeof MAP_TYPES[0]));
     if (t < 0)
-        return qjit__rec_fail(s, "map %s has element type '%s' (u8, u32 or u64)", m->name, type);
+        return qjit__rec_fail(s, "map %s has element type '%s' (u8, u16, u32 or u64)", m->name, type);
     m->type = MAP_TYPES[t].type;
-    m->workspace = !strcmp(source, "ws");
-    m->ref = m->workspace ? find_name(section, b->ws, sizeof b->ws[0], b->nws)
-                          : find_name(section, lp->sections, sizeof lp->sections[0], lp->nsections);
+    if (!strcmp(source, "y")) {
+        m->source = QJIT__MAP_OF_OUTPUT;
+        m->ref = 0;
+    } else if (!strcmp(source, "ws")) {
+        m->source = QJIT__MAP_OF_WORKSPACE;
+        m->ref = find_name(section, b->ws, sizeof b->ws[0], b->nws);
+    } else if (!strcmp(source, "w")) {
+        m->source = QJIT__MAP_OF_WEIGHTS;
+        m->ref = find_name(section, lp->sections, sizeof lp->sections[0], lp->nsections);
+    } else {
+        return qjit__rec_fail(s, "map %s is of '%s' (w: weights, ws: workspace, y: the output)", m->name, source);
+    }
     m->cols = (uint64_t)cols;
     m->rows = (uint64_t)rows;
     m->rows_per_m = (uint64_t)rows_per_m;

@@ -72,14 +72,18 @@ typedef struct qjit__ws_section {
 } qjit__ws_section;
 
 /* Element types of tensor maps. */
-typedef enum qjit__map_type { QJIT__MAP_U8, QJIT__MAP_U32, QJIT__MAP_U64 } qjit__map_type;
+typedef enum qjit__map_type { QJIT__MAP_U8, QJIT__MAP_U16, QJIT__MAP_U32, QJIT__MAP_U64 } qjit__map_type;
+
+/* What a tensor map covers: a weight section (encoded once per layer), a
+ * workspace section or the call's output (both encoded per call). */
+typedef enum qjit__map_source { QJIT__MAP_OF_WEIGHTS, QJIT__MAP_OF_WORKSPACE, QJIT__MAP_OF_OUTPUT } qjit__map_source;
 
 /* A 2D tensor map: rows of `cols` elements of `type`, `stride` bytes apart,
  * read in boxes of box_cols x box_rows; rows = rows + rows_per_m * M. */
 typedef struct qjit__map_plan {
     char name[QJIT__PLAN_NAME];
-    int workspace;               /* 1: of a workspace section (encoded per call); 0: of a weight section */
-    int ref;                     /* that section's index */
+    qjit__map_source source;
+    int ref;                     /* that section's index (0 for the output) */
     qjit__map_type type;
     uint64_t cols, rows, rows_per_m, stride;
     uint32_t box_cols, box_rows;

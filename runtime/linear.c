@@ -6,7 +6,8 @@
  * own tokens) and nothing else: no allocation, no file, no Lua, no lock
  * (kernels are published through atomic pointers once resolved). A forward
  * fills in only what changes per call: M, the tokens, the output, the
- * workspace addresses, tensor maps of the workspace and the epoch. */
+ * workspace addresses, tensor maps of the workspace and output, and the
+ * epoch. */
 #define _GNU_SOURCE
 #include "context.h"
 #include "core.h"
@@ -166,6 +167,7 @@ static qjit_status encode_map(qjit_context *ctx, uint64_t out[16], const qjit__m
                               uint64_t rows)
 {
     static const CUtensorMapDataType types[] = {[QJIT__MAP_U8] = CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                                                [QJIT__MAP_U16] = CU_TENSOR_MAP_DATA_TYPE_UINT16,
                                                 [QJIT__MAP_U32] = CU_TENSOR_MAP_DATA_TYPE_UINT32,
                                                 [QJIT__MAP_U64] = CU_TENSOR_MAP_DATA_TYPE_UINT64};
     CUtensorMap map;
@@ -223,8 +225,8 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
             break;
         case QJIT__SLOT_MAP:
             /* Maps of the weights are the bucket's; those of the workspace
-             * change per call. */
-            if (!b->plan->maps[s->ref].workspace)
+             * and the output change per call. */
+            if (b->plan->maps[s->ref].source == QJIT__MAP_OF_WEIGHTS)
                 out->args[i] = b->maps[s->ref];
             else
                 out->call[out->ncall++] = (unsigned char)i;
@@ -507,7 +509,7 @@ qjit_status qjit__linear_create_picks(qjit_context *ctx, const void *packed, siz
             b->kslice = lin->weights + payload_span + kslice_at[i];
         for (int m = 0; m < b->plan->nmaps; m++) {
             const qjit__map_plan *mp = &b->plan->maps[m];
-            if (!mp->workspace && (st = encode_map(ctx, b->maps[m], mp, lin->section[mp->ref], mp->rows)))
+            if (mp->source == QJIT__MAP_OF_WEIGHTS && (st = encode_map(ctx, b->maps[m], mp, lin->section[mp->ref], mp->rows)))
                 goto fail;
         }
         if (b->plan->has_quant)
@@ -569,7 +571,7 @@ typedef struct call {
     CUdeviceptr at[QJIT__PLAN_WS];       /* each workspace section's address (the caller's tokens: theirs) */
     size_t size[QJIT__PLAN_WS];
     unsigned long long epoch;
-    uint64_t maps[QJIT__PLAN_MAPS][16];   /* tensor maps of the workspace, encoded for this call */
+    uint64_t maps[QJIT__PLAN_MAPS][16];   /* tensor maps of the workspace and output, this call's */
 } call;
 
 /* One value per per-call slot, where the kernel's arguments point. */
@@ -596,7 +598,8 @@ static qjit_status call_args(qjit_linear *lin, const bucket *b, const binding *b
             break;
         case QJIT__SLOT_MAP: {
             const qjit__map_plan *mp = &b->plan->maps[s->ref];
-            qjit_status st = encode_map(lin->ctx, c->maps[s->ref], mp, c->at[mp->ref],
+            qjit_status st = encode_map(lin->ctx, c->maps[s->ref], mp,
+                                        mp->source == QJIT__MAP_OF_OUTPUT ? c->y : c->at[mp->ref],
                                         mp->rows + mp->rows_per_m * (uint64_t)c->m);
             if (st)
                 return st;

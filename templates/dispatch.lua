@@ -151,8 +151,8 @@ end
 -- 194.6 -> 162.4); on fewer (4096-wide layers, 8192x8192 at 256) the
 -- split single wave loses to them (4096x4096 M = 256 18.7 -> 27.0).
 local function large_wg(min_n)
-  return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x256x128", warps = "1x8",
-           stages = 4, split = 1, producer = "wg", persist = true, sk = true, no_fold = true }
+  return { min_n = min_n, arch = "sm_90a", k_multiple = 128, n_multiple = 8, pipe = "tma", tile = "128x256x128",
+           warps = "1x8", stages = 4, split = 1, producer = "wg", persist = true, sk = true, no_fold = true }
 end
 -- 8-bit weights: the 256x128 tile, one CTA per tile at 4 stages or
 -- persistent at 3 (a ring of 8-bit weights leaves an output tile of its
@@ -164,8 +164,9 @@ end
 -- large_wg (session 32, c3): 10240x8192 M = 1024 145.3 -> 133.3 us, the
 -- rest within 1.5 % at M >= 1024 and on the layers from N = 16384 at 512.
 local function large_wg8(min_n, persist)
-  return { min_n = min_n, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "256x128x128", warps = "2x4",
-           stages = persist and 3 or 4, split = 1, producer = "wg", persist = persist, sk = persist, no_fold = true }
+  return { min_n = min_n, arch = "sm_90a", k_multiple = 128, n_multiple = persist and 8 or nil, pipe = "tma",
+           tile = "256x128x128", warps = "2x4", stages = persist and 3 or 4, split = 1, producer = "wg",
+           persist = persist, sk = persist, no_fold = true }
 end
 -- The few-token buckets past the decode pipe and the 4096-wide layers,
 -- swept for the 4-bit scheme whose per-group rescale (INT32 group sums
@@ -431,7 +432,8 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local v, bm, bn, bk, split, stages, per_sm, ow_producer
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.min_n or N >= alt.min_n) and (not alt.arch or alt.arch == archn)
-       and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.sparse or res)
+       and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.n_multiple or N % alt.n_multiple == 0)
+       and (not alt.sparse or res)
        and (not alt.no_fold or not L.fold) and (not alt.producer or not res) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages, per_sm, ow_producer = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
@@ -568,12 +570,21 @@ local function kernel_plan(key, slots, grid, cluster)
 end
 
 -- The tensor map a TMA slot names: a packed-weight section as its scheme
--- views it, or the tokens (Xq: M rows of K bytes, 128-byte swizzled as the
--- wgmma reads them), boxed for the variant's tile.
-local function tensor_map(slot, p, sections, K)
+-- views it, the tokens (Xq: M rows of K bytes, 128-byte swizzled as the
+-- wgmma reads them) or the output (Y: M rows of N 16-bit floats, in boxes
+-- of 64 columns as the epilogue stages them), boxed for the variant's tile.
+local function tensor_map(slot, p, sections, N, K)
   if slot.ref == "xq" then
     return { name = slot.name, source = "ws", section = "xq", dtype = "u8", cols = K, rows = 0, rows_per_m = 1,
              stride = K, box_cols = p.tile_k, box_rows = p.tile_m, swizzle = 128 }
+  end
+  if slot.ref == "y" then
+    if N % 8 ~= 0 then
+      refuse("a persistent kernel stores its output through a tensor map, whose rows must be a multiple of 16 bytes: "
+             .. "N = " .. N .. " is not a multiple of 8")
+    end
+    return { name = slot.name, source = "y", section = "y", dtype = "u16", cols = N, rows = 0, rows_per_m = 1,
+             stride = 2 * N, box_cols = 64, box_rows = p.tile_m, swizzle = 128 }
   end
   for _, s in ipairs(sections) do
     if s.name == slot.ref then
@@ -672,7 +683,7 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res,
     b.quant = kernel_plan(q, qslots, { { per_m = 1 }, { base = 1 }, { base = qp.ctas } })
   end
   for _, s in ipairs(slots) do
-    if s.kind == "map" then b.maps[#b.maps + 1] = tensor_map(s, p, sections, K) end
+    if s.kind == "map" then b.maps[#b.maps + 1] = tensor_map(s, p, sections, N, K) end
   end
   return b
 end

@@ -488,6 +488,12 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         /* The warpgroup's last tile's stores have read its output tile
          * (its own barrier, 1 + pp). */
         asm volatile("bar.sync %0, 128;\n" :: "r"(1 + pp) : "memory");
+//%   elseif p.tma_store == 1 then
+        /* The last tile's tensor stores have read the output tile (their
+         * thread waits for them, the other MMA threads for it). */
+        if (tid == 0)
+            bulk_wait_read();
+        asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
 //%   elseif p.epi_direct == 0 then
         /* The last tile's stores have read the output tile (the MMA
          * warpgroups only). */
@@ -495,6 +501,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //%   end
 {{ (render("lib/epilogue.cu", { p = p, pre = false }):gsub("\n$", "")) }}
     }
+//%   if p.tma_store == 1 then
+    /* The last tile's tensor stores done before the CTA's shared memory goes. */
+    if (tid == 0)
+        bulk_wait();
+//%   end
 //% else
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu", { p = p }) }}

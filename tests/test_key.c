@@ -838,8 +838,9 @@ END_TEST
 /* persist=1 (a persistent TMA kernel) takes a producer warpgroup at split
  * 1 and one activation part; its output tile gets room past the ring (so
  * 256x128 keeps 3 stages, not 4); band=B needs it. Its grid is one CTA per
- * output tile up to the places the SMs have (here one per SM), and its
- * INT32 twin stores from the registers, taking no room. */
+ * output tile up to the places the SMs have (here one per SM); its output
+ * tiles go out through a tensor map of Y, and its INT32 twin stores from
+ * the registers, taking no room. */
 START_TEST(persistent_keys_and_grid)
 {
     qjit_context *ctx = make_ctx();
@@ -850,7 +851,7 @@ START_TEST(persistent_keys_and_grid)
     expect_refused(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;stages=6;producer=wg;persist=1",
                    "two activation parts");
     expect_refused(ctx, "pipe=tma;tile=256x128x128;warps=2x4;stages=4;producer=wg;persist=1",
-                   "4 stages of 41984 and the output tile's 69632");
+                   "4 stages of 41984 and the output tile's 65536");
     expect_refused(ctx, "pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;band=2", "it needs persist=1");
     expect_bad(ctx, "persist=2", QJIT_INVALID_KEY, "persist");
     canon(ctx, "pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;persist=1;band=0", a);
@@ -858,6 +859,8 @@ START_TEST(persistent_keys_and_grid)
     ck_assert_ptr_null(strstr(a, "band="));
     {
         const char *has[] = {"tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);", "#define EPI_TILE_OFF 125952",
+                             "tma_store_2d(&ymap, smem_base + EPI_TILE_OFF + b * (BM * 128), n_cta + b * 64, m_cta);",
+                             "bulk_wait_read();", "bulk_wait();",
                              "mbar_wait(full0 + ((ring0 + kt) % STAGES) * 8, ((ring0 + kt) / STAGES) & 1);",
                              "const int band = max(1, min(tiles_m,", NULL};
         const char *lacks[] = {"__syncthreads();\n    constexpr int PER_CHUNK", NULL};
@@ -865,7 +868,7 @@ START_TEST(persistent_keys_and_grid)
         char b[1024];
         canon(ctx, "pipe=tma;tile=256x128x128;warps=2x4;stages=3;producer=wg;persist=1;band=5;epi=i32", b);
         const char *has_i32[] = {"const int band = min(5, tiles_m);", "Y[(size_t)m * N + n] = ACC(q);", NULL};
-        const char *lacks_i32[] = {"int *tile =", NULL};
+        const char *lacks_i32[] = {"int *tile =", "tma_store_2d(&ymap", NULL};
         qjit_free(ctx, source_with(ctx, b, has_i32, lacks_i32));
     }
     const qjit__plan_request req = {"w4a8-lqq", 128, 28672, 4096, "sm_90a", 132,
@@ -883,6 +886,22 @@ START_TEST(persistent_keys_and_grid)
         ck_assert_int_eq(g[1].base, 1);
         ck_assert_int_eq(g[2].base, 1);
         ck_assert_int_eq(plan.buckets[b].gemm_acc.grid[0].max, 132);
+        /* The output's tensor map, encoded per call over Y: M rows of N
+         * 16-bit floats, boxes of 64 columns x the tile's tokens. */
+        int y = -1;
+        for (int m = 0; m < plan.buckets[b].nmaps; m++)
+            if (!strcmp(plan.buckets[b].maps[m].name, "ymap"))
+                y = m;
+        ck_assert_int_ge(y, 0);
+        const qjit__map_plan *ym = &plan.buckets[b].maps[y];
+        ck_assert_int_eq(ym->source, QJIT__MAP_OF_OUTPUT);
+        ck_assert_int_eq(ym->type, QJIT__MAP_U16);
+        ck_assert_uint_eq(ym->cols, 28672);
+        ck_assert_uint_eq(ym->stride, 2 * 28672);
+        ck_assert_uint_eq(ym->rows_per_m, 1);
+        ck_assert_uint_eq(ym->box_cols, 64);
+        ck_assert_uint_eq(ym->box_rows, 256);
+        ck_assert_int_eq(ym->swizzle, 128);
     }
     qjit__plan_release(ctx, &plan);
     pthread_mutex_unlock(&ctx->lock);

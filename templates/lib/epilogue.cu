@@ -20,6 +20,10 @@
 //% -- (named barrier 1): the producer's warps may still be filling the ring.
 //% -- pingpong (p.pingpong): each MMA warpgroup stores its own tile, with
 //% -- its own staging room and barrier (1 + pp).
+//% -- p.tma_store (a persistent kernel's 16-bit outputs): the tile staged in
+//% -- the tensor map's 128-byte swizzled column blocks, stored by the
+//% -- tensor memory accelerator (ymap) from one thread, not waited for
+//% -- here: the kernel waits before the room is written again.
 //% local pingpong = p.pingpong == 1
 //% local sync = (pingpong and 'asm volatile("bar.sync %0, 128;\\n" :: "r"(1 + pp) : "memory");')
 //%              or (p.producer == 1 and 'asm volatile("bar.sync 1, %0;\\n" :: "n"(THREADS) : "memory");') or "__syncthreads();"
@@ -31,6 +35,7 @@
 //% -- __fadd_rn: never contracted into the scale's multiply (an FMA would
 //% -- round differently when the bias cancels the value).
 //% local plus = scaled and p.bias == 1
+//% local cl = p.split > 1 and p.cluster > 1
 //% local add0, add1 = plus and "__fadd_rn(" or "", plus and ", bcol)" or ""
 //% if p.epi_direct == 1 then
     /* Epilogue: each sum straight from its register (INT32, the exactness
@@ -43,8 +48,20 @@
             Y[(size_t)m * N + n] = ACC(q);
     }
 //% else
+//% local tma = p.tma_store == 1
+//% local at = tma and "block + ml * 64 + swz[odd]" or "ml * LDC + nl"
+//% if tma then
+    /* Epilogue: stage the tile in shared memory as BN / 64 blocks of 64
+     * columns, BM rows of 128 bytes each, 128-byte swizzled (the 16-byte
+     * chunk c of row r at c ^ (r % 8): the tensor map's layout, and the
+     * scattered 16-bit stores meet no bank conflict), then one thread
+     * hands the blocks to the tensor memory accelerator, which writes the
+     * rows and columns inside the output. The MMA warpgroups go on to their
+     * next tile while the stores drain. */
+//% else
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
+//% end
     {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF{{ pingpong and " + pp * EPI_TILE_BYTES" or "" }});
 //% if planes == 2 then
 #pragma unroll
@@ -66,6 +83,14 @@
 //% if plus then
             const float bcol = n_cta + nl < N ? bias[n_cta + nl] : 0.0f;
 //% end
+//% if tma then
+            const int block = (nl / 64) * (BM * 64) + nl % 8;
+            /* The swizzled chunk of the column in rows r with r % 8 the
+             * thread's even row or the odd one after it (ACC_ML(q) % 8, the
+             * same for every j). */
+            const int chunk = (nl % 64) / 8, r8 = ACC_ML(0) % 8;
+            const int swz[2] = { (chunk ^ r8) * 8, (chunk ^ (r8 + 1)) * 8 };
+//% end
 #pragma unroll
             for (int j = 0; j < ACC_NJ; ++j) {
 #pragma unroll
@@ -74,10 +99,10 @@
                     const int ml = ACC_ML(q);
 //% local value = two and "epi_value2(ACC(q), ACC2(q), " or "epi_value(ACC(q), "
 //% if scaled and pre then
-                    tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}pre_m[j][odd], col){{ add1 }});
+                    tile[{{ at }}] = float_to_y({{ add0 }}{{ value }}pre_m[j][odd], col){{ add1 }});
 //% elseif scaled then
                     const epi_row row = epi_row_load(EPI_ROW_ARGS, m_cta + ml, m_cta + ml < M);
-                    tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}row, col){{ add1 }});
+                    tile[{{ at }}] = float_to_y({{ add0 }}{{ value }}row, col){{ add1 }});
 //% elseif planes == 2 then
                     tile[ml * LDC + nl] = plane ? ACC2(q) : ACC(q);
 //% else
@@ -87,8 +112,19 @@
             }
         }
     }
+//% if tma then
+    /* The stores are the generic proxy's; the copies read through the
+     * async proxy. */
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     {{ sync }}
-//% local cl = p.split > 1 and p.cluster > 1
+    if (tid == 0) {
+#pragma unroll
+        for (int b = 0; b < BN / 64; ++b)
+            tma_store_2d(&ymap, smem_base + EPI_TILE_OFF + b * (BM * 128), n_cta + b * 64, m_cta);
+        bulk_commit();
+    }
+//% else
+    {{ sync }}
     constexpr int PER_CHUNK = 16 / {{ p.out_bytes }};     /* outputs per 16-byte store */
     constexpr int CHUNKS_PER_ROW = BN / PER_CHUNK;
     for (int c = {{ cl and "row_lo" or "0" }} * CHUNKS_PER_ROW + {{ me }}; c < {{ cl and "row_hi" or "BM" }} * CHUNKS_PER_ROW; c += {{ team }}) {
@@ -97,6 +133,7 @@
         if (m < M && n < N)
             *(uint4 *)(Y + {{ planes == 2 and "(size_t)plane * M * N + " or "" }}(size_t)m * N + n) = *(const uint4 *)(tile + ml * LDC + cc * PER_CHUNK);
     }
+//% end
 //% if planes == 2 then
     }
 //% end

@@ -134,6 +134,10 @@ function G.slots(p, L)
     add("xmap", "const __grid_constant__ qjit_tmap", "map", "xq")
     add("wmap", "const __grid_constant__ qjit_tmap", "map", "qweight")
     if p.gparams_tiled == 1 then add("gmap", "const __grid_constant__ qjit_tmap", "map", "gparams") end
+    -- A persistent kernel's output (per call): the tensor memory
+    -- accelerator stores its tiles (lib/epilogue.cu); its INT32 twin,
+    -- which stores from the registers, takes the same slots.
+    if p.persist == 1 and p.pingpong == 0 then add("ymap", "const __grid_constant__ qjit_tmap", "map", "y") end
   end
   if fused then
     add("X", "const uint4 *__restrict__", "x")

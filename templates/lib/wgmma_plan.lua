@@ -170,6 +170,11 @@ function P.check(f, arch)
   -- the registers, which takes no room.
   local direct = persist and f.epi == "i32"
   if direct then tile_bytes = 0 end
+  -- Its 16-bit outputs (not pingpong's, staged per warpgroup) go out
+  -- through the tensor memory accelerator (lib/epilogue.cu): the tile
+  -- staged densely in 128-byte swizzled column blocks of 64.
+  local tma_store = persist and not direct and not pingpong
+  if tma_store then tile_bytes = bm * bn * out_bytes end
   -- pingpong: each MMA warpgroup stages its own tile's output.
   local epi_bytes = tile_bytes
   if pingpong then tile_bytes = 2 * tile_bytes end
@@ -199,7 +204,7 @@ function P.check(f, arch)
     -- The output tile's place: past the INT32 sums a cluster's peers
     -- read, past a persistent kernel's ring, else over the ring.
     epi_tile_off = (cluster > 1 and bm * bn * 4) or (persist and ring_bytes) or 0, epi_direct = direct and 1 or 0,
-    pingpong = pingpong and 1 or 0, epi_bytes = epi_bytes, sk = sk and 1 or 0,
+    pingpong = pingpong and 1 or 0, epi_bytes = epi_bytes, sk = sk and 1 or 0, tma_store = tma_store and 1 or 0,
     excp = excp and 1 or 0, w8_slots = excp and W8_SLOTS or 0, w8_off = stages * stage_bytes + sp.r_ring,
   }
   G.scheme_facts(p, L, g, sp)
