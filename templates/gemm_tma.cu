@@ -474,6 +474,13 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         if ((tid & 127) == 0)
             mbar_arrive(turn0 + (pp ^ 1) * 8);
 //%   end
+//%   if p.stsm == 1 then
+        /* The epilogue's loads, made while the last MMAs run (the registers
+         * the launch bound leaves a persistent kernel's MMA warpgroups
+         * allow them; a CTA a tile makes them in its epilogue, where
+         * they do not cost it a CTA per SM). */
+{{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
+//%   end
 {{ render("lib/wgmma_drain.cu", { p = p }) }}
         /* Every MMA done: the warp releases the tile's last slot (the
          * others it released along the way){{ p.excp == 1 and ", and its last INT8 slot" or "" }}. */
@@ -499,7 +506,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
          * warpgroups only). */
         asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
 //%   end
-{{ (render("lib/epilogue.cu", { p = p, pre = false }):gsub("\n$", "")) }}
+{{ (render("lib/epilogue.cu", { p = p, pre = p.stsm == 1 }):gsub("\n$", "")) }}
     }
 //%   if p.tma_store == 1 then
     /* The last tile's tensor stores done before the CTA's shared memory goes. */

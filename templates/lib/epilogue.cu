@@ -24,6 +24,9 @@
 //% -- the tensor map's 128-byte swizzled column blocks, stored by the
 //% -- tensor memory accelerator (ymap) from one thread, not waited for
 //% -- here: the kernel waits before the room is written again.
+//% -- p.stsm (the warpgroup-MMA pipes' 16-bit outputs): the registers go to
+//% -- the staged tile as transposed 8 x 8 blocks (stmatrix), two values a
+//% -- conversion; pre_b[i][half] with pre and bias=1 (lib/epi_pre.cu).
 //% local pingpong = p.pingpong == 1
 //% local sync = (pingpong and 'asm volatile("bar.sync %0, 128;\\n" :: "r"(1 + pp) : "memory");')
 //%              or (p.producer == 1 and 'asm volatile("bar.sync 1, %0;\\n" :: "n"(THREADS) : "memory");') or "__syncthreads();"
@@ -49,20 +52,82 @@
     }
 //% else
 //% local tma = p.tma_store == 1
-//% local at = tma and "block + ml * 64 + swz[odd]" or "ml * LDC + nl"
+//% local stsm = p.stsm == 1 and scaled
+//% if not tma then
+    {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF{{ pingpong and " + pp * EPI_TILE_BYTES" or "" }});
+//% end
 //% if tma then
     /* Epilogue: stage the tile in shared memory as BN / 64 blocks of 64
      * columns, BM rows of 128 bytes each, 128-byte swizzled (the 16-byte
-     * chunk c of row r at c ^ (r % 8): the tensor map's layout, and the
-     * scattered 16-bit stores meet no bank conflict), then one thread
-     * hands the blocks to the tensor memory accelerator, which writes the
-     * rows and columns inside the output. The MMA warpgroups go on to their
-     * next tile while the stores drain. */
+     * chunk c of row r at c ^ (r % 8): the tensor map's layout), then one
+     * thread hands the blocks to the tensor memory accelerator, which
+     * writes the rows and columns inside the output. The MMA warpgroups go
+     * on to their next tile while the stores drain. */
 //% else
     /* Epilogue: stage the tile in shared memory, then store whole rows with
      * 16-byte writes. */
 //% end
-    {{ out }} *tile = ({{ out }} *)(smem + EPI_TILE_OFF{{ pingpong and " + pp * EPI_TILE_BYTES" or "" }});
+//% if stsm then
+    /* A thread's registers are 8 x 8 blocks of the warp's (8 weight rows x
+     * 8 tokens: i, half, j), each an MMA fragment once two tokens' values
+     * share a word: four blocks at a time go out transposed (stmatrix), a
+     * row of 8 columns each, 16 bytes at one place -- the 8 rows of a block
+     * {{ tma and "at 8 different swizzled chunks" or "8 x 16 bytes apart (the row's padding)" }}, no bank conflict. */
+//% if pre then
+    /* Its loads are lib/epi_pre.cu's, made before the drain. */
+//% else
+    /* Its loads are made here, from the tile's origin passed through an
+     * empty asm: the compiler would otherwise hoist them into the main
+     * loop, where their registers would cost a CTA per SM. */
+//% end
+    {
+//% if not pre then
+        int n_at = n_cta, m_at = m_cta;
+        asm volatile("" : "+r"(n_at), "+r"(m_at));
+        /* The columns' values once; the rows' once per 8 tokens (j). */
+{{ render("lib/epi_pre.cu", { p = p, n0 = "n_at", rows = false }) }}        epi_row row[2];
+//% end
+        constexpr int BLOCKS = MI * 2 * ACC_NJ;
+        const int r = lane & 7;
+#pragma unroll
+        for (int s = 0; s < BLOCKS; s += 4) {
+            u32 v[4] = {};
+#pragma unroll
+            for (int e = 0; e < 4 && s + e < BLOCKS; ++e) {
+                const int b = s + e, j = b / (MI * 2), i = b / 2 % MI, half = b % 2;
+                const int q = (i * ACC_NJ + j) * 4 + half * 2;
+//% if not pre then
+                if (b % (MI * 2) == 0)
+#pragma unroll
+                    for (int odd = 0; odd < 2; ++odd) {
+                        const int m = m_at + ACC_ML(j * 4 + odd);
+                        row[odd] = epi_row_load(EPI_ROW_ARGS, m, m < M);
+                    }
+//% end
+//% local function v(odd)
+//%   local value = two and ("epi_value2(ACC(q + " .. odd .. "), ACC2(q + " .. odd .. "), ") or ("epi_value(ACC(q + " .. odd .. "), ")
+//%   value = value .. (pre and "pre_m[j][" or "row[") .. odd .. "], pre_n[i][half])"
+//%   return plus and ("__fadd_rn(" .. value .. ", pre_b[i][half])") or value
+//% end
+                v[e] = floats_to_y2({{ v(0) }},
+                                    {{ v(1) }});
+            }
+            /* This lane's row: row r of block s + lane / 8. */
+            const int b = s + (lane >> 3), j = b / (MI * 2), i = b / 2 % MI, half = b % 2;
+            const int nl = ACC_NL(i * ACC_NJ * 4 + half * 2) - (lane >> 2);   /* the block's first column */
+            const int ml = ACC_ML(j * 4) - (lane & 3) * 2 + r;
+//% if tma then
+            const u32 at = smem_base + EPI_TILE_OFF + ((nl / 64) * (BM * 64) + ml * 64 + (((nl % 64) / 8) ^ r) * 8) * 2;
+//% else
+            const u32 at = smem_base + EPI_TILE_OFF{{ pingpong and " + pp * EPI_TILE_BYTES" or "" }} + (ml * LDC + nl) * 2;
+//% end
+            if (s + 4 <= BLOCKS)
+                stsm_x4_trans(at, v);
+            else
+                stsm_x2_trans(at, v);
+        }
+    }
+//% else
 //% if planes == 2 then
 #pragma unroll
     for (int plane = 0; plane < 2; ++plane) {
@@ -83,14 +148,6 @@
 //% if plus then
             const float bcol = n_cta + nl < N ? bias[n_cta + nl] : 0.0f;
 //% end
-//% if tma then
-            const int block = (nl / 64) * (BM * 64) + nl % 8;
-            /* The swizzled chunk of the column in rows r with r % 8 the
-             * thread's even row or the odd one after it (ACC_ML(q) % 8, the
-             * same for every j). */
-            const int chunk = (nl % 64) / 8, r8 = ACC_ML(0) % 8;
-            const int swz[2] = { (chunk ^ r8) * 8, (chunk ^ (r8 + 1)) * 8 };
-//% end
 #pragma unroll
             for (int j = 0; j < ACC_NJ; ++j) {
 #pragma unroll
@@ -99,10 +156,10 @@
                     const int ml = ACC_ML(q);
 //% local value = two and "epi_value2(ACC(q), ACC2(q), " or "epi_value(ACC(q), "
 //% if scaled and pre then
-                    tile[{{ at }}] = float_to_y({{ add0 }}{{ value }}pre_m[j][odd], col){{ add1 }});
+                    tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}pre_m[j][odd], col){{ add1 }});
 //% elseif scaled then
                     const epi_row row = epi_row_load(EPI_ROW_ARGS, m_cta + ml, m_cta + ml < M);
-                    tile[{{ at }}] = float_to_y({{ add0 }}{{ value }}row, col){{ add1 }});
+                    tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}row, col){{ add1 }});
 //% elseif planes == 2 then
                     tile[ml * LDC + nl] = plane ? ACC2(q) : ACC(q);
 //% else
@@ -112,6 +169,7 @@
             }
         }
     }
+//% end
 //% if tma then
     /* The stores are the generic proxy's; the copies read through the
      * async proxy. */

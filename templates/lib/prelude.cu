@@ -69,3 +69,10 @@ static __device__ __forceinline__ u16 float_to_y(float f)
     asm("cvt.rn.{{ bf16 and "bf16" or "f16" }}.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
 }
+/* Two of them in one word, lo in the low half (rounded as float_to_y). */
+static __device__ __forceinline__ u32 floats_to_y2(float lo, float hi)
+{
+    u32 h;
+    asm("cvt.rn.{{ bf16 and "bf16x2" or "f16x2" }}.f32 %0, %1, %2;" : "=r"(h) : "f"(hi), "f"(lo));
+    return h;
+}

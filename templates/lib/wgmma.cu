@@ -62,3 +62,17 @@ static __device__ __forceinline__ void wgmma_s8_m64n{{ nt }}k32_ss(int (&d)[{{ n
                  : "l"(adesc), "l"(bdesc));
 }
 //% end
+/* Four (x4) or two (x2) 8 x 8 blocks of 16-bit values, each held as an MMA
+ * fragment (a lane's register: row lane / 4, columns 2 (lane % 4) and the
+ * next), stored transposed: row r of block b goes to the address lane
+ * 8 b + r gives, and holds the block's column r. */
+static __device__ __forceinline__ void stsm_x4_trans(u32 addr, const u32 (&v)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], { %1, %2, %3, %4 };\n"
+                 :: "r"(addr), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+}
+static __device__ __forceinline__ void stsm_x2_trans(u32 addr, const u32 (&v)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], { %1, %2 };\n"
+                 :: "r"(addr), "r"(v[0]), "r"(v[1]) : "memory");
+}
