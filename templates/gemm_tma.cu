@@ -457,6 +457,14 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         int n_cta, m_cta;
         tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
 {{ (render("lib/wgmma_start.cu", { p = p }):gsub("\n$", "")) }}
+//%   local pre_early = p.stsm == 1 and p.rowsum == 0
+//%   if pre_early then
+        /* The epilogue's loads, made as the tile starts so that they have
+         * landed when it ends (36 registers a thread at 128x256 fit beside
+         * the main loop's; with the tokens' row sums as well they would
+         * spill, and are made before the drain). */
+{{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
+//%   end
 //%   if p.pingpong == 1 then
         /* The main loops take turns, in the tiles' order: this tile's
          * starts once the other warpgroup's main loop of the tile before
@@ -474,7 +482,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         if ((tid & 127) == 0)
             mbar_arrive(turn0 + (pp ^ 1) * 8);
 //%   end
-//%   if p.stsm == 1 then
+//%   if p.stsm == 1 and not pre_early then
         /* The epilogue's loads, made while the last MMAs run (the registers
          * the launch bound leaves a persistent kernel's MMA warpgroups
          * allow them; a CTA a tile makes them in its epilogue, where
@@ -509,9 +517,10 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 {{ (render("lib/epilogue.cu", { p = p, pre = p.stsm == 1 }):gsub("\n$", "")) }}
     }
 //%   if p.tma_store == 1 then
-    /* The last tile's tensor stores done before the CTA's shared memory goes. */
+    /* The last tile's tensor stores have read the CTA's shared memory
+     * before it goes (their writes complete with the grid). */
     if (tid == 0)
-        bulk_wait();
+        bulk_wait_read();
 //%   end
 //% else
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}

@@ -59,14 +59,12 @@ static __device__ __forceinline__ void tma_load_2d(u32 dst, const qjit_tmap *map
 }
 /* Box (c0, c1) of a 2D tensor map from shared memory (the parts outside
  * the tensor are not written), in this thread's bulk group; the issuing
- * thread waits for the group with bulk_wait_read / bulk_wait. */
+ * thread waits for the group to have read it with bulk_wait_read. */
 static __device__ __forceinline__ void tma_store_2d(const qjit_tmap *map, u32 src, int c0, int c1)
 {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, { %2, %3 }], [%1];\n"
                  :: "l"((u64)map), "r"(src), "r"(c0), "r"(c1) : "memory");
 }
 static __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/* This thread's bulk stores have read their shared memory... */
+/* This thread's bulk stores have read their shared memory. */
 static __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-/* ... or are done. */
-static __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
