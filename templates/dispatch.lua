@@ -62,6 +62,14 @@ local ONE_WAVE = { stages = 6, fill = 0.7, max_ktiles = 32 }
 -- default scheme's 4096x4096 / 4096x14336 at M = 512 31.3 / 83.1 -> 25.9 /
 -- 62.6 us (H100, bench/results/2026-11-27-session28, c2).
 local ONE_WAVE_512 = { stages = 6, fill = 0.7, max_ktiles = 128, producer = "wg" }
+-- The same one-wave choice at M = 65..256 (session 33, bench/results/
+-- 2026-11-28-session33, c4: qjit tune beside the table): at M = 256 the
+-- 4096-wide layers' 128 CTAs of 128x128 at split 2 with the producer
+-- warpgroup and 6 stages, 4096x4096 / 4096x11008 21.3 / 39.7 -> 19.1 /
+-- 33.7 us (4-bit; the table had two CTAs per SM, or split 4 past 32 K
+-- tiles), 8-bit 4096x11008 54.1 -> 40.5; 8-bit 8192x28672 at M = 128
+-- (112 K tiles a CTA) 118.7 -> 103.3. Not for the fold schemes, as above.
+local ONE_WAVE_P = ONE_WAVE_512
 -- reduce: how two split-K slices add. reduce=cluster (the slices of a tile
 -- in one cluster, each rank adding its share of the rows over distributed
 -- shared memory) at split 2 only, measured in bench/results/
@@ -215,9 +223,9 @@ D.BUCKETS = {
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
     alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64, WIDE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { narrow(128), wgmma_128("auto", ONE_WAVE) } },
+    alts = { narrow(128), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { large_wg(10240), wgmma_128("auto", ONE_WAVE) } },
+    alts = { large_wg(10240), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
     alts = { large_wg(8192), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
@@ -251,7 +259,9 @@ D.BUCKETS = {
 --   tokens the 4-bit table's tiles before the persistent one; then the
 --   256x128 tile persistent from N = 16384 on at M = 257..512 and on every
 --   layer past (large_wg8).
-local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 64 }
+-- With the producer warpgroup and up to 128 K tiles a CTA from session 33
+-- on (ONE_WAVE_P above).
+local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 128, producer = "wg" }
 D.BUCKETS_W8 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     alts = { { tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
@@ -268,7 +278,7 @@ D.BUCKETS_W8 = {
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { large_wg8(8192), wgmma_128("auto", ONE_WAVE) } },
+    alts = { large_wg8(8192), wgmma_128("auto", ONE_WAVE_P) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
     alts = { large_wg8(16384, true), large_wg8(8192), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1, alts = { large_wg8(nil, true), wgmma_128(1) } },
