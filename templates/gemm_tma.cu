@@ -483,10 +483,8 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
             mbar_arrive(turn0 + (pp ^ 1) * 8);
 //%   end
 //%   if p.stsm == 1 and not pre_early then
-        /* The epilogue's loads, made while the last MMAs run (the registers
-         * the launch bound leaves a persistent kernel's MMA warpgroups
-         * allow them; a CTA a tile makes them in its epilogue, where
-         * they do not cost it a CTA per SM). */
+        /* With the tokens' row sums, the epilogue's loads are made while
+         * the last MMAs run. */
 {{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
 //%   end
 {{ render("lib/wgmma_drain.cu", { p = p }) }}

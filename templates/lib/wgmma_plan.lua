@@ -205,8 +205,8 @@ function P.check(f, arch)
     -- read, past a persistent kernel's ring, else over the ring.
     epi_tile_off = (cluster > 1 and bm * bn * 4) or (persist and ring_bytes) or 0, epi_direct = direct and 1 or 0,
     pingpong = pingpong and 1 or 0, epi_bytes = epi_bytes, sk = sk and 1 or 0, tma_store = tma_store and 1 or 0,
-    -- 16-bit outputs are staged with stmatrix, their loads made before the
-    -- drain (lib/epi_pre.cu, lib/epilogue.cu).
+    -- 16-bit outputs are staged with stmatrix, their scales loaded once a
+    -- tile (lib/epi_pre.cu, lib/epilogue.cu).
     stsm = (f.epi ~= "i32") and 1 or 0,
     excp = excp and 1 or 0, w8_slots = excp and W8_SLOTS or 0, w8_off = stages * stage_bytes + sp.r_ring,
   }
