@@ -601,13 +601,15 @@ typedef struct qjit_tokens_format {
     int64_t row_bytes;            /* bytes of one token's row of xq */
     int pack;                     /* INT4 values per byte: 1 or 2 */
     int scales;                   /* floats per token in sx: 1, or 2 (w4ax: the INT8 part's, the INT4 part's) */
-    int rowsum;                   /* 1: rowsum[m] = sum_k xq[m, k] too (w4a8-qoq per channel) */
+    int rowsum;                   /* 1: rowsum[m] = sum_k xq[m, k] too (w4a8-qoq per channel; w4a8-lqq
+                                     on sm_90a from 17 tokens, whose kernels take unsigned weights) */
 } qjit_tokens_format;
 
 QJIT_API void qjit_tokens_format_init(qjit_tokens_format *format);
 
 /*! qjit_linear_tokens_format() : the tokens the layer takes at M (the same
- *  for every M on sm_90; by M bucket where pack can be 2).
+ *  for every M on sm_90, but for w4a8-lqq's row sums, which its warpgroup-MMA
+ *  kernels (wu8=1, from 17 tokens) take; by M bucket where pack can be 2).
  *  @return QJIT_INVALID_ARGUMENT if M's GEMM quantizes its own tokens (a
  *  forced actq=fused variant). */
 QJIT_API qjit_status qjit_linear_tokens_format(const qjit_linear *lin, int64_t M, qjit_tokens_format *format);

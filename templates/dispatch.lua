@@ -435,7 +435,12 @@ end
 
 -- The bucket's variant for this layer and target: its first alternative
 -- whose conditions hold, else its own fields; res: the weights' residual
--- (residual_of) or nil.
+-- (residual_of) or nil. A scheme whose weights the warpgroup MMA may take
+-- unsigned (w4a8-lqq) does so in every dense wgmma/tma kernel (wu8=1: one
+-- instruction less per four weights, the row sums' share off in the
+-- epilogue; session 34, bench/results/2026-11-28-session34, c2: GEMM
+-- alone 1.010 / 1.023 / 1.006 / 1.000 / 1.007 / 1.025 / 1.035x at M = 32 /
+-- 64 / 128 / 256 / 512 / 1024 / 4096).
 local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local archn = V.norm_arch(arch)
   local L = SCHEMES.get(scheme).layout(group)
@@ -468,6 +473,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
                             v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "",
                             producer and ";producer=" .. producer or "")
             .. ((producer and v.persist) and ";persist=1" or "") .. ((producer and v.persist and v.sk) and ";sk=1" or "")
+            .. ((L.unsigned_mma and not res and (pipe == "tma" or pipe == "wgmma")) and ";wu8=1" or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields

@@ -14,7 +14,7 @@
 // Split-K {{ p.split }}: blockIdx.z takes a slice of K; {{ p.cluster > 1 and "the tile's CTAs form a cluster and\n// each adds its share of the rows from the others' INT32 accumulators (exact)." or "the last CTA of a tile to\n// finish adds the others' INT32 partials (exact) and runs the epilogue." }}
 //% end
 {{ render("lib/prelude.cu", { bf16 = f.dtype == "bf16" }) }}
-{{ render("lib/wgmma.cu", { nt = p.nt }) }}
+{{ render("lib/wgmma.cu", { nt = p.nt, atype = p.wu8 == 1 and "u8" or "s8" }) }}
 {{ render(scheme.device, { p = p }) }}
 {{ gemm.lib(p, f) }}
 {{ render("lib/wgmma_defs.cu", { p = p }) }}

@@ -190,6 +190,13 @@ V.KINDS = {
       -- the register path). 0 (the default, unnamed): the MMA warpgroups
       -- dequantize into their A registers (ImFP).
       excp = { norm = norm_int("excp", 0, 1) },
+      -- wu8=1 (pipe=tma or wgmma, dense; a scheme whose INT8 weights are
+      -- an unsigned byte XOR 0x80, w4a8-lqq): the MMAs take the unsigned
+      -- bytes U8' = Q8' + 128 (one instruction less per four weights) and
+      -- the epilogue takes 128 * sum_k Xq[m, k] off each sum (the tokens'
+      -- row sums, which the activation kernel then writes). 0 (the
+      -- default, unnamed): the MMAs take Q8'.
+      wu8 = { norm = norm_int("wu8", 0, 1) },
       -- pingpong=1 (persist=1): the two MMA warpgroups each compute whole
       -- output tiles of tile=BMxBN, the CTA's tiles in turn, so one
       -- warpgroup's epilogue overlaps the other's main loop (the tile is
@@ -343,6 +350,12 @@ function V.parse(text, default_arch)
   if f.excp and (f.producer ~= "wg" or f.split ~= "1") then
     bad("excp=1 adds a dequantization warpgroup beside the producer warpgroup: it needs producer=wg and split=1, not "
         .. (f.producer ~= "wg" and "producer=" .. (f.producer or "thread") or "split=" .. f.split))
+  end
+  if f.wu8 == "0" then f.wu8 = nil end
+  if f.wu8 and (f.kernel ~= "gemm" or (f.pipe ~= "tma" and f.pipe ~= "wgmma") or f.sparsity or f.excp) then
+    bad("wu8=1 gives the warpgroup MMA's register operand unsigned weights: it is for the dense pipes tma and wgmma "
+        .. "without excp=1, not " .. (f.sparsity and "a kernel with a residual (sparsity=" .. f.sparsity .. ")"
+                                      or f.excp and "excp=1" or "pipe=" .. tostring(f.pipe)))
   end
   if f.pingpong == "0" then f.pingpong = nil end
   if f.pingpong and not f.persist then

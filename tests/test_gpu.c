@@ -431,6 +431,11 @@ static const char *const PIPES[] = {
     "?tile=128x128x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;excp=1",
     /* Two MMA warpgroups taking whole tiles in turn. */
     "?tile=128x128x128;warps=2x4;stages=4;pipe=tma;producer=wg;persist=1;pingpong=1",
+    /* Unsigned weights into the MMAs, the row sums' share taken off in the
+     * epilogue ('?': the schemes with the unsigned form, w4a8-lqq). */
+    "?tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma;wu8=1",
+    "?tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma;wu8=1",
+    "?tile=128x128x128;warps=1x8;stages=6;split=2;pipe=tma;reduce=cluster;producer=wg;wu8=1",
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 
@@ -438,7 +443,8 @@ static const char *const PIPES[] = {
  * lacks the pipe (warpgroup MMA: sm_90a) or, for a variant marked '?',
  * where the plan refuses it for f's scheme (the refusal then has to name
  * what does not fit -- registers, or shared memory for a scheme's wider
- * weights -- or that the scheme takes no explicit dequantization). */
+ * weights -- or that the scheme takes no explicit dequantization or has no
+ * unsigned form of its weights). */
 static int create_forced(fixture *f, const char *variant)
 {
     const int optional = variant[0] == '?';
@@ -458,7 +464,8 @@ static int create_forced(fixture *f, const char *variant)
     qjit_status st = qjit_linear_create(f->ctx, f->blob, f->bytes, &lo, &f->lin);
     if (optional && st == QJIT_INVALID_KEY &&
         (strstr(qjit_last_error(f->ctx), "registers") || strstr(qjit_last_error(f->ctx), "bytes of shared memory") ||
-         strstr(qjit_last_error(f->ctx), "does not take explicit dequantization"))) {
+         strstr(qjit_last_error(f->ctx), "does not take explicit dequantization") ||
+         strstr(qjit_last_error(f->ctx), "has no unsigned form"))) {
         printf("%s g=%d %s: refused (%s)\n", qjit_scheme_name(f->scheme), f->group, variant, qjit_last_error(f->ctx));
         teardown(f);
         return 0;
@@ -501,6 +508,7 @@ static const char *const PERSIST_PIPES[] = {
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;excp=1",
     "?tile=64x64x128;warps=1x8;stages=8;pipe=tma;producer=wg;persist=1;pingpong=1;band=3",
     "?tile=128x128x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;pingpong=1",
+    "?tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;band=3;wu8=1",
 };
 #define NPERSIST ((int)(sizeof PERSIST_PIPES / sizeof PERSIST_PIPES[0]))
 
@@ -534,6 +542,7 @@ static const char *const SK_PIPES[] = {
     "tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;sk=1;band=3",
     "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1",
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;sk=1;excp=1",
+    "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1;wu8=1",
 };
 #define NSK ((int)(sizeof SK_PIPES / sizeof SK_PIPES[0]))
 static const struct { int64_t N, K, m[2]; } SK_LAYERS[] = {
@@ -613,15 +622,18 @@ START_TEST(sparse_every_pipeline_bit_exact)
         return;
     fixture f;
     setup_sparse(&f, c, 384, 1536, 400 + _i, 1);
-    if (strstr(variant, "producer=")) {
-        /* The producer warpgroup is for dense weights: refused, saying so. */
+    if (strstr(variant, "producer=") || strstr(variant, "wu8=1")) {
+        /* The producer warpgroup and the unsigned weights are for dense
+         * weights: refused, saying so. */
         qjit_linear_options lo;
         qjit_linear_options_init(&lo);
         lo.variant = variant + (variant[0] == '?');
         lo.dtype = f.dtype;
         lo.bias = f.bias;
         ck_assert_int_eq(qjit_linear_create(f.ctx, f.blob, f.bytes, &lo, &f.lin), QJIT_INVALID_KEY);
-        ck_assert_ptr_nonnull(strstr(qjit_last_error(f.ctx), "is for the dense TMA pipe"));
+        ck_assert_msg(strstr(qjit_last_error(f.ctx), strstr(variant, "producer=") ? "is for the dense TMA pipe"
+                                                                                  : "for the dense pipes tma and wgmma"),
+                      "%s: %s", variant, qjit_last_error(f.ctx));
         ck_assert_ptr_null(f.lin);
         teardown(&f);
         return;

@@ -109,6 +109,15 @@ static void expect_bad(qjit_context *ctx, const char *key, qjit_status want, con
 }
 
 static void expect_refused(qjit_context *ctx, const char *key, const char *words);
+
+/* Removes ";wu8=1" from a canonical key (the unsigned-weight form, which
+ * only the dense warpgroup-MMA kernels of w4a8-lqq name). */
+static void drop_wu8(char *key)
+{
+    char *at = strstr(key, ";wu8=1");
+    if (at)
+        memmove(at, at + 6, strlen(at + 6) + 1);
+}
 static char *source_with(qjit_context *ctx, const char *key, const char *const *has, const char *const *lacks);
 
 /* producer=wg's register budget, on every tile, ring depth and scheme the
@@ -916,6 +925,76 @@ END_TEST
  * one set of sums: a dequantization warpgroup writes the INT8 weights into
  * a ring of two slots in shared memory (its room counted), and the MMAs
  * read both operands through descriptors. */
+/* wu8=1: w4a8-lqq's weights go into the warpgroup MMA as the unsigned
+ * bytes Q4 * s + a (no XOR 0x80, .u8 operands), and every epilogue, the
+ * INT32 twin's included, takes 128 * sum_k Xq[m, k] off; the kernels take
+ * the tokens' row sums. Only the dense warpgroup-MMA pipes of a scheme with
+ * the unsigned form take it; the table names it on every one of lqq's. */
+START_TEST(wu8_keys)
+{
+    qjit_context *ctx = make_ctx();
+    static const char *const pipes[] = {
+        "pipe=wgmma;tile=64x128x128;warps=1x8",
+        "pipe=tma;tile=128x128x128;warps=1x8;split=2",
+        "pipe=tma;tile=128x256x128;warps=1x8;stages=4;producer=wg;persist=1;sk=1",
+    };
+    for (size_t i = 0; i < sizeof pipes / sizeof pipes[0]; i++)
+        for (int i32 = 0; i32 < 2; i32++) {
+            char key[256];
+            snprintf(key, sizeof key, "scheme=w4a8-lqq;g=128;wu8=1;%s%s", pipes[i], i32 ? ";epi=i32" : "");
+            const char *has[] = {"k32.s32.u8.s8 ", "return q4x4 * s + a4;", "const int *__restrict__ rowsum",
+                                 i32 ? "- ((unsigned)rowsum[" : "EPI_ROW_ARGS sx, rowsum", NULL};
+            char *src = source_with(ctx, key, has, (const char *const[]){"^ 0x80808080u", "k32.s32.s8.s8 ", NULL});
+            qjit_free(ctx, src);
+            /* Without it: signed weights, no row sums. */
+            snprintf(key, sizeof key, "scheme=w4a8-lqq;g=128;%s%s", pipes[i], i32 ? ";epi=i32" : "");
+            src = source_with(ctx, key, (const char *const[]){"k32.s32.s8.s8 ", "^ 0x80808080u", NULL},
+                              (const char *const[]){"rowsum", ".u8.s8", NULL});
+            qjit_free(ctx, src);
+        }
+    char a[512];
+    canon(ctx, "scheme=w4a8-lqq;pipe=tma;tile=128x128x128;warps=1x8;wu8=0", a);
+    ck_assert_ptr_null(strstr(a, "wu8"));
+    static const refusal r[] = {
+        {"scheme=w4a8-lqq;wu8=1", "not pipe=multistage"},
+        {"scheme=w4a8-lqq;pipe=decode;tile=16x32x64;warps=1x8;wu8=1", "not pipe=decode"},
+        {"scheme=w4a8-lqq;pipe=tma;tile=64x128x128;warps=1x8;sparsity=0.1;wu8=1", "a kernel with a residual"},
+        {"scheme=w4a8-lqq;pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg;excp=1;wu8=1", "excp=1"},
+        {"scheme=w4a8-qoq;pipe=tma;tile=128x128x128;warps=1x8;wu8=1", "no unsigned form"},
+        {"scheme=w8a8;g=0;pipe=tma;tile=128x128x128;warps=1x8;wu8=1", "no unsigned form"},
+    };
+    expect_refusals(ctx, r, sizeof r / sizeof r[0]);
+    expect_bad(ctx, "wu8=2", QJIT_INVALID_KEY, "wu8");
+    /* The table: lqq's warpgroup-MMA buckets take it, and their activation
+     * kernels write the row sums (one CTA a token); the few-token pipes and
+     * the other schemes keep signed weights. */
+    static const char *const schemes[] = {"w4a8-lqq", "w4a8-qoq", "w4a8-is", "w8a8"};
+    for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++) {
+        qjit__layer_plan plan;
+        const qjit__plan_request req = {schemes[s], s == 3 ? 0 : 128, 12288, 4096, "sm_90a", 132, NULL, 0, 0, 0, NULL,
+                                        0, NULL};
+        pthread_mutex_lock(&ctx->lock);
+        ck_assert_int_eq(qjit__plan_layer(ctx, &req, &plan), QJIT_OK);
+        pthread_mutex_unlock(&ctx->lock);
+        int with = 0;
+        for (int b = 0; b < plan.nbuckets; b++) {
+            const char *key = plan.buckets[b].gemm.key, *q = plan.buckets[b].quant.key;
+            const int wg = strstr(key, "pipe=tma;") || strstr(key, "pipe=wgmma;");
+            const int wu = strstr(key, ";wu8=1") != NULL;
+            ck_assert_msg(wu == (s == 0 && wg), "%s", key);
+            ck_assert_msg(!strstr(q, "rowsum=1") == !wu, "%s: %s", key, q);
+            ck_assert_msg(!strstr(plan.buckets[b].gemm.signature, "rowsum") == !wu, "%s", key);
+            ck_assert_msg(!strstr(plan.buckets[b].gemm_acc.key, ";wu8=1") == !wu, "%s", plan.buckets[b].gemm_acc.key);
+            with += wu;
+        }
+        if (s == 0)
+            ck_assert_int_ge(with, 4);
+        qjit__plan_release(ctx, &plan);
+    }
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(excp_keys)
 {
     qjit_context *ctx = make_ctx();
@@ -1543,6 +1622,7 @@ START_TEST(sparse_layer_plans)
             /* The rest of the key: the dense one with the two fields added. */
             snprintf(want, sizeof want, "%.*srblock=64x64;%.*ssparsity=0.1;%s", (int)(strstr(dk, "reduce=") - dk), dk,
                      (int)(strstr(dk, "split=") - strstr(dk, "reduce=")), strstr(dk, "reduce="), strstr(dk, "split="));
+            drop_wu8(want);   /* the residual's kernels take signed weights */
             snprintf(got, sizeof got, "%s", sk);
             char *w = strstr(want, "stages="), *g = strstr(got, "stages=");
             w[7] = g[7] = '#';
@@ -1729,6 +1809,7 @@ START_TEST(dispatch_few_token_tiles)
         ck_assert_ptr_nonnull(at);
         memcpy(at, "scheme=w4a8-is;", 15);
         memmove(at + 15, at + 16, strlen(at + 16) + 1);
+        drop_wu8(lqq[i]);   /* lqq's unsigned form (IS has none) */
         ck_assert_str_eq(is[i], lqq[i]);
     }
     /* The decode pipe keeps the layers up to N = 8192 at M <= 16; 43 K
@@ -1833,6 +1914,7 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, producer_register_budget);
     tcase_add_test(tc, persistent_keys_and_grid);
     tcase_add_test(tc, excp_keys);
+    tcase_add_test(tc, wu8_keys);
     tcase_add_test(tc, pingpong_keys);
     tcase_add_test(tc, split_last_wave_keys);
     tcase_add_test(tc, key_fuzzer);

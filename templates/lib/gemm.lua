@@ -13,16 +13,31 @@ function G.dims(f)
 end
 
 -- The scheme module of a key and its facts for the key's group.
+-- wu8=1: the layout with the tokens' row sums (the epilogue takes 128 *
+-- sum_k Xq[m, k] off sums of unsigned weights), for a scheme that has the
+-- unsigned form (its layout's unsigned_mma).
 function G.scheme(f)
   local S = import("schemes.lua").get(f.scheme)
-  return S, S.layout(tonumber(f.g))
+  local L = S.layout(tonumber(f.g))
+  if f.wu8 then
+    if not L.unsigned_mma then
+      fail("INVALID_KEY", "wu8=1: scheme " .. f.scheme .. " has no unsigned form of its INT8 weights "
+           .. "(w4a8-lqq's are U8' XOR 0x80)")
+    end
+    local U = {}
+    for k, v in pairs(L) do U[k] = v end
+    U.rowsum, U.wu8 = true, true
+    L = U
+  end
+  return S, L
 end
 
 -- The scheme's facts every pipeline reads, as numbers on the launch facts p:
 -- bits and w_vecs (16-byte vectors per lane per 16 x 64 weight block),
 -- gparams_tiled (group parameters travel with each K tile) and
 -- gparams_channel (one word per row pair, read once), fold (per-group INT32
--- rescale), rowsum (the epilogue reads token row sums), a_is_loaded (the
+-- rescale), rowsum (the epilogue reads token row sums), wu8 (the MMAs take
+-- unsigned weights, key field wu8), a_is_loaded (the
 -- MMA's A registers are the loaded words, not values computed from them).
 function G.scheme_facts(p, L, g, sp)
   for k, v in pairs(sp) do p[k] = v end   -- the sparse residual's (G.sparse)
@@ -31,6 +46,7 @@ function G.scheme_facts(p, L, g, sp)
   p.gparams_channel = (L.gparams and g == 0) and 1 or 0
   p.fold = L.fold and 1 or 0
   p.rowsum = L.rowsum and 1 or 0
+  p.wu8 = L.wu8 and 1 or 0
   p.a_is_loaded = L.a_is_loaded and 1 or 0
   p.act_bits = L.act_bits or 8   -- what the tokens are quantized to (a fused GEMM does it itself)
   p.parts = L.parts or 1         -- activation parts: two scales per token, two sums per output

@@ -3,7 +3,11 @@
  * 16w..16w+15) x B(32 x {{ nt }}, INT8, shared memory through a descriptor), plus
  * the fences the asynchronous MMA needs. D's per-warp layout is that of
  * {{ nt // 8 }} m16n8 accumulator fragments side by side. SCALE_D = 0 overwrites D
- * (D = A * B) instead of adding to it; the _sd form takes it at run time. */
+ * (D = A * B) instead of adding to it; the _sd form takes it at run time.
+//% if atype == "u8" then
+ * The register operand's bytes are unsigned (UINT8, wu8=1).
+//% end
+ */
 //% local nd = nt // 2
 static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -27,7 +31,7 @@ template <typename T> static __device__ __forceinline__ void reg_pin(T &r) { asm
 {
     asm volatile("{ .reg .pred p;\n"
                  "setp.ne.b32 p, %{{ nd + 5 }}, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n{{ nt }}k32.s32.s8.s8 "
+                 "wgmma.mma_async.sync.aligned.m64n{{ nt }}k32.s32.{{ atype or "s8" }}.s8 "
 //% for i = 0, nd - 1, 16 do
 //%   local regs = {}
 //%   for r = i, math.min(nd - 1, i + 15) do regs[#regs + 1] = "%" .. r end

@@ -28,6 +28,8 @@
 --   sk=1            (tma, persist=1) the last, partial wave's tiles split
 --                   along K where that pays (lib/work.cu), the slices'
 --                   INT32 sums added in the workspace
+--   wu8=1           (dense, not excp) the register operand's weights
+--                   unsigned (lib/gemm.lua: the layout adds row sums)
 --   excp=1          (tma, producer=wg) a dequantization warpgroup writes
 --                   each K tile's weights as INT8 into a ring of its own
 --                   in shared memory (W8_SLOTS slots, 128-byte swizzled

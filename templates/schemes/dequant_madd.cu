@@ -2,7 +2,12 @@
  * schemes whose INT8 weight is one multiply-add on four bytes:
  * (Q4 * s + a) ^ 0x80808080, where Q4 * s + a stays in 0..255 for every
  * byte (no carries between bytes) and XOR 0x80 turns UINT8 into INT8. The
- * scheme says what s and a are (its wparams_from). */
+ * scheme says what s and a are (its wparams_from).
+//% if unsigned then
+ * wu8=1: the MMAs take the unsigned bytes Q4 * s + a themselves (U8' =
+ * Q8' + 128, .u8 operands); the epilogue takes 128 * sum_k Xq[m, k] off.
+//% end
+ */
 
 /* A lane's group parameters: row g's and row g+8's multiplier and addend
  * (the addend repeated in the four bytes). */
@@ -10,7 +15,11 @@ struct wparams { u32 s_lo, a_lo, s_hi, a_hi; };
 
 static __device__ __forceinline__ u32 madd_dequant4(u32 q4x4, u32 s, u32 a4)
 {
+//% if unsigned then
+    return q4x4 * s + a4;
+//% else
     return (q4x4 * s + a4) ^ 0x80808080u;
+//% end
 }
 
 /* One packed word holds row g's four weights in its low nibbles and row
