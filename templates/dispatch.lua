@@ -436,7 +436,7 @@ end
 -- The bucket's variant for this layer and target: its first alternative
 -- whose conditions hold, else its own fields; res: the weights' residual
 -- (residual_of) or nil. A scheme whose weights the warpgroup MMA may take
--- unsigned (w4a8-lqq) does so in every dense wgmma/tma kernel (wu8=1: one
+-- unsigned (its layout's unsigned_mma) does so in every dense wgmma/tma kernel (wu8=1: one
 -- instruction less per four weights, the row sums' share off in the
 -- epilogue; session 34, bench/results/2026-11-28-session34, c2: GEMM
 -- alone 1.010 / 1.023 / 1.006 / 1.000 / 1.007 / 1.025 / 1.035x at M = 32 /

@@ -191,7 +191,7 @@ V.KINDS = {
       -- dequantize into their A registers (ImFP).
       excp = { norm = norm_int("excp", 0, 1) },
       -- wu8=1 (pipe=tma or wgmma, dense; a scheme whose INT8 weights are
-      -- an unsigned byte XOR 0x80, w4a8-lqq): the MMAs take the unsigned
+      -- an unsigned byte XOR 0x80, its layout's unsigned_mma): the MMAs take the unsigned
       -- bytes U8' = Q8' + 128 (one instruction less per four weights) and
       -- the epilogue takes 128 * sum_k Xq[m, k] off each sum (the tokens'
       -- row sums, which the activation kernel then writes). 0 (the

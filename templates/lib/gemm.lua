@@ -22,7 +22,7 @@ function G.scheme(f)
   if f.wu8 then
     if not L.unsigned_mma then
       fail("INVALID_KEY", "wu8=1: scheme " .. f.scheme .. " has no unsigned form of its INT8 weights "
-           .. "(w4a8-lqq's are U8' XOR 0x80)")
+           .. "(its layout names no unsigned_mma)")
     end
     local U = {}
     for k, v in pairs(L) do U[k] = v end
