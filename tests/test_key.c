@@ -920,11 +920,6 @@ START_TEST(persistent_keys_and_grid)
 }
 END_TEST
 
-/* excp=1 (explicit dequantization) beside the producer warpgroup at split
- * 1, for the schemes whose MMA warpgroups dequantize into registers with
- * one set of sums: a dequantization warpgroup writes the INT8 weights into
- * a ring of two slots in shared memory (its room counted), and the MMAs
- * read both operands through descriptors. */
 /* wu8=1: w4a8-lqq's weights go into the warpgroup MMA as the unsigned
  * bytes Q4 * s + a (no XOR 0x80, .u8 operands), and every epilogue, the
  * INT32 twin's included, takes 128 * sum_k Xq[m, k] off; the kernels take
@@ -995,6 +990,11 @@ START_TEST(wu8_keys)
 }
 END_TEST
 
+/* excp=1 (explicit dequantization) beside the producer warpgroup at split
+ * 1, for the schemes whose MMA warpgroups dequantize into registers with
+ * one set of sums: a dequantization warpgroup writes the INT8 weights into
+ * a ring of two slots in shared memory (its room counted), and the MMAs
+ * read both operands through descriptors. */
 START_TEST(excp_keys)
 {
     qjit_context *ctx = make_ctx();
