@@ -437,8 +437,8 @@ end
 -- whose conditions hold, else its own fields; res: the weights' residual
 -- (residual_of) or nil. A scheme whose weights the warpgroup MMA may take
 -- unsigned (its layout's unsigned_mma) does so in every dense wgmma/tma kernel (wu8=1: one
--- instruction less per four weights, the row sums' share off in the
--- epilogue; session 34, bench/results/2026-11-28-session34, c2: GEMM
+-- instruction less per four weights, the sums starting at the row sums'
+-- share; session 34, bench/results/2026-11-28-session34, c2: GEMM
 -- alone 1.010 / 1.023 / 1.006 / 1.000 / 1.007 / 1.025 / 1.035x at M = 32 /
 -- 64 / 128 / 256 / 512 / 1024 / 4096).
 local function gemm_key(scheme, group, b, N, K, arch, sms, res)

@@ -457,12 +457,12 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         int n_cta, m_cta;
         tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
 {{ (render("lib/wgmma_start.cu", { p = p }):gsub("\n$", "")) }}
-//%   local pre_early = p.stsm == 1 and p.rowsum == 0
+//%   local pre_early = p.stsm == 1 and (p.rowsum == 0 or p.wu8 == 1)
 //%   if pre_early then
         /* The epilogue's loads, made as the tile starts so that they have
          * landed when it ends (36 registers a thread at 128x256 fit beside
-         * the main loop's; with the tokens' row sums as well they would
-         * spill, and are made before the drain). */
+         * the main loop's; with an epilogue of the tokens' row sums as well
+         * they would spill, and are made before the drain). */
 {{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
 //%   end
 //%   if p.pingpong == 1 then

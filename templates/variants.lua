@@ -193,8 +193,8 @@ V.KINDS = {
       -- wu8=1 (pipe=tma or wgmma, dense; a scheme whose INT8 weights are
       -- an unsigned byte XOR 0x80, its layout's unsigned_mma): the MMAs take the unsigned
       -- bytes U8' = Q8' + 128 (one instruction less per four weights) and
-      -- the epilogue takes 128 * sum_k Xq[m, k] off each sum (the tokens'
-      -- row sums, which the activation kernel then writes). 0 (the
+      -- each sum starts at -128 * sum_k Xq[m, k] (the tokens' row sums,
+      -- which the activation kernel then writes). 0 (the
       -- default, unnamed): the MMAs take Q8'.
       wu8 = { norm = norm_int("wu8", 0, 1) },
       -- pingpong=1 (persist=1): the two MMA warpgroups each compute whole

@@ -921,10 +921,11 @@ START_TEST(persistent_keys_and_grid)
 END_TEST
 
 /* wu8=1: w4a8-lqq's weights go into the warpgroup MMA as the unsigned
- * bytes Q4 * s + a (no XOR 0x80, .u8 operands), and every epilogue, the
- * INT32 twin's included, takes 128 * sum_k Xq[m, k] off; the kernels take
- * the tokens' row sums. Only the dense warpgroup-MMA pipes of a scheme with
- * the unsigned form take it; the table names it on every one of lqq's. */
+ * bytes Q4 * s + a (no XOR 0x80, .u8 operands), and the sums of the slice
+ * that starts K start at -128 * sum_k Xq[m, k] (the tokens' row sums, which
+ * the kernels take): no epilogue, the INT32 twin's included, reads them.
+ * Only the dense warpgroup-MMA pipes of a scheme with the unsigned form
+ * take it; the table names it on every one of lqq's. */
 START_TEST(wu8_keys)
 {
     qjit_context *ctx = make_ctx();
@@ -938,8 +939,10 @@ START_TEST(wu8_keys)
             char key[256];
             snprintf(key, sizeof key, "scheme=w4a8-lqq;g=128;wu8=1;%s%s", pipes[i], i32 ? ";epi=i32" : "");
             const char *has[] = {"k32.s32.u8.s8 ", "return q4x4 * s + a4;", "const int *__restrict__ rowsum",
-                                 i32 ? "- ((unsigned)rowsum[" : "EPI_ROW_ARGS sx, rowsum", NULL};
-            char *src = source_with(ctx, key, has, (const char *const[]){"^ 0x80808080u", "k32.s32.s8.s8 ", NULL});
+                                 "m < M ? (int)((0u - ((unsigned)rowsum[m] << 7)) & first) : 0", NULL};
+            char *src = source_with(ctx, key, has,
+                                    (const char *const[]){"^ 0x80808080u", "k32.s32.s8.s8 ", "EPI_ROW_ARGS sx, rowsum",
+                                                          "(unsigned)ACC(", NULL});
             qjit_free(ctx, src);
             /* Without it: signed weights, no row sums. */
             snprintf(key, sizeof key, "scheme=w4a8-lqq;g=128;%s%s", pipes[i], i32 ? ";epi=i32" : "");

@@ -40,13 +40,6 @@
 //% local plus = scaled and p.bias == 1
 //% local cl = p.split > 1 and p.cluster > 1
 //% local add0, add1 = plus and "__fadd_rn(" or "", plus and ", bcol)" or ""
-//% -- wu8=1 (sums of unsigned weights U8' = Q8' + 128): the INT32 sum of
-//% -- register q on row m, 128 * sum_k Xq[m, k] off (the 16-bit outputs'
-//% -- epi_value takes it off itself).
-//% local function sum_of(q, m)
-//%   if p.wu8 == 1 then return "(int)((unsigned)ACC(" .. q .. ") - ((unsigned)rowsum[" .. m .. "] << 7))" end
-//%   return "ACC(" .. q .. ")"
-//% end
 //% if p.epi_direct == 1 then
     /* Epilogue: each sum straight from its register (INT32, the exactness
      * checks' output). */
@@ -55,7 +48,7 @@
     for (int q = 0; q < ACC_REGS; ++q) {
         const int m = m_cta + ACC_ML(q), n = n_cta + ACC_NL(q);
         if (m < M && n < N)
-            Y[(size_t)m * N + n] = {{ sum_of("q", "m") }};
+            Y[(size_t)m * N + n] = ACC(q);
     }
 //% else
 //% local tma = p.tma_store == 1
@@ -169,8 +162,6 @@
                     tile[ml * LDC + nl] = float_to_y({{ add0 }}{{ value }}row, col){{ add1 }});
 //% elseif planes == 2 then
                     tile[ml * LDC + nl] = plane ? ACC2(q) : ACC(q);
-//% elseif p.wu8 == 1 then
-                    tile[ml * LDC + nl] = m_cta + ml < M ? {{ sum_of("q", "m_cta + ml") }} : 0;
 //% else
                     tile[ml * LDC + nl] = ACC(q);
 //% end

@@ -13,9 +13,9 @@ function G.dims(f)
 end
 
 -- The scheme module of a key and its facts for the key's group.
--- wu8=1: the layout with the tokens' row sums (the epilogue takes 128 *
--- sum_k Xq[m, k] off sums of unsigned weights), for a scheme that has the
--- unsigned form (its layout's unsigned_mma).
+-- wu8=1: the layout with the tokens' row sums (the sums of unsigned
+-- weights start at -128 * sum_k Xq[m, k], lib/wu8_start.cu), for a scheme
+-- that has the unsigned form (its layout's unsigned_mma).
 function G.scheme(f)
   local S = import("schemes.lua").get(f.scheme)
   local L = S.layout(tonumber(f.g))
@@ -36,8 +36,9 @@ end
 -- bits and w_vecs (16-byte vectors per lane per 16 x 64 weight block),
 -- gparams_tiled (group parameters travel with each K tile) and
 -- gparams_channel (one word per row pair, read once), fold (per-group INT32
--- rescale), rowsum (the epilogue reads token row sums), wu8 (the MMAs take
--- unsigned weights, key field wu8), a_is_loaded (the
+-- rescale), rowsum (the kernel reads token row sums: in the epilogue, or
+-- with wu8 as its sums' start), wu8 (the MMAs take unsigned weights, key
+-- field wu8), a_is_loaded (the
 -- MMA's A registers are the loaded words, not values computed from them).
 function G.scheme_facts(p, L, g, sp)
   for k, v in pairs(sp) do p[k] = v end   -- the sparse residual's (G.sparse)

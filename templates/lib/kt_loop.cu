@@ -10,7 +10,9 @@
 //% -- first k8 channels sum into acc, the rest into acc4, in two loops, so
 //% -- each wgmma names its accumulators where the code is generated; with
 //% -- p.stash one set of sums, the first part's stored between the two loops
-//% -- (lib/stash.cu).
+//% -- (lib/stash.cu). wu8=1: the sums start at the row sums' offset
+//% -- (lib/wu8_start.cu).
+{{ render("lib/wu8_start.cu", { p = p }) }}
 //% if p.parts == 2 then
 //%   local stash = p.stash == 1
 //%   if stash then

@@ -5,7 +5,8 @@
  * scheme says what s and a are (its wparams_from).
 //% if unsigned then
  * wu8=1: the MMAs take the unsigned bytes Q4 * s + a themselves (U8' =
- * Q8' + 128, .u8 operands); the epilogue takes 128 * sum_k Xq[m, k] off.
+ * Q8' + 128, .u8 operands); the sums start at -128 * sum_k Xq[m, k]
+ * (lib/wu8_start.cu).
 //% end
  */
 

@@ -1,7 +1,5 @@
 //% -- schemes/epi_scaled.cu -- the epilogue of the per-channel, per-token
-//% -- scaled schemes; parts = 2 (w4ax): two sums and two token scales;
-//% -- wu8 (key field wu8=1): sums of unsigned weights U8' = Q8' + 128, from
-//% -- which the row's 128 * sum_k Xq[m, k] comes off (exact, in INT32).
+//% -- scaled schemes; parts = 2 (w4ax): two sums and two token scales.
 //% if parts == 2 then
 /* The epilogue Y = fmaf(acc8, sx8 * scale[n], acc4 * (sx4 * scale[n])) (the
  * token's two scales, sx[2m] and sx[2m + 1], and the channel's; the CPU
@@ -14,7 +12,7 @@
  * read unless ok; the value is then unused), and the value. */
 //% end
 #define EPI_COL_ARGS scale
-#define EPI_ROW_ARGS sx{{ wu8 and ", rowsum" or "" }}
+#define EPI_ROW_ARGS sx
 struct epi_col { float s; };
 static __device__ __forceinline__ epi_col epi_col_load(const float *__restrict__ scale, int n, bool ok)
 {
@@ -34,22 +32,6 @@ static __device__ __forceinline__ epi_row epi_row_load(const float *__restrict__
 static __device__ __forceinline__ float epi_value2(int acc8, int acc4, const epi_row &r, const epi_col &c)
 {
     return fmaf((float)acc8, r.s8 * c.s, (float)acc4 * (r.s4 * c.s));
-}
-//% elseif wu8 then
-/* The sums are of U8' = Q8' + 128: off comes 128 * sum_k Xq[m, k] (the
- * tokens' row sums), in INT32 (exact, wrapping as the sums do). */
-struct epi_row { float s; int off; };
-static __device__ __forceinline__ epi_row epi_row_load(const float *__restrict__ sx, const int *__restrict__ rowsum,
-                                                       int m, bool ok)
-{
-    epi_row r;
-    r.s = ok ? sx[m] : 0.0f;
-    r.off = ok ? (int)((unsigned)rowsum[m] << 7) : 0;
-    return r;
-}
-static __device__ __forceinline__ float epi_value(int acc, const epi_row &r, const epi_col &c)
-{
-    return (float)(int)((unsigned)acc - (unsigned)r.off) * (r.s * c.s);
 }
 //% else
 struct epi_row { float s; };

@@ -18,4 +18,4 @@ static __device__ __forceinline__ wparams wparams_from(u32 p)
     r.a_hi = __byte_perm(p, 0u, 0x3333);
     return r;
 }
-{{ render("schemes/epi_scaled.cu", { wu8 = p.wu8 == 1 }) }}
+{{ render("schemes/epi_scaled.cu") }}

@@ -17,8 +17,8 @@ function S.layout(g)
     bits = 4,                 -- weight bits: 16-row x 64-k blocks of 512 bytes
     gparams = true,           -- one parameter word per row pair and group (per channel when g = 0)
     fold = false,             -- no per-group rescale of the INT32 sums
-    rowsum = false,           -- the epilogue needs no token row sums (unless wu8=1)
-    unsigned_mma = true,      -- wu8=1: the MMAs may take U8' = Q8' + 128, the epilogue 128 * sum_k Xq off
+    rowsum = false,           -- the epilogue needs no token row sums (wu8=1's sums start from them)
+    unsigned_mma = true,      -- wu8=1: the MMAs may take U8' = Q8' + 128, the sums start at -128 * sum_k Xq
     residual = true,          -- takes a sparse residual (runtime/residual.h) into the INT32 sums
     device = "schemes/w4a8-lqq.cu",
     params = C.params{ "qweight", "gparams", "scale" },
