@@ -11,8 +11,11 @@ local D = {}
 -- square-ish tiles to reuse each dequantized weight across many tokens.
 -- A bucket may list `alts`: variants used instead, the first whose
 -- conditions hold (max_n / min_n: N at most / at least this; arch: only for this target;
--- k_multiple: K a multiple of this; min_kloop / max_kloop: at least / at
--- most this many K tiles per CTA at the split chosen; sparse: only for
+-- k_multiple: K a multiple of this; max_k: K at most this; ragged = { bm,
+-- bn, lo, hi }: the bucket's tokens (max_m) and N in tiles of bm x bn make
+-- more than lo and at most hi waves of one tile an SM; min_kloop /
+-- max_kloop: at least / at most this many K tiles per CTA at the split
+-- chosen; sparse: only for
 -- weights that carry a residual; no_fold: not for schemes that rescale
 -- per group in the K loop; producer: never for weights with a residual,
 -- whose pipe has no producer warpgroup).
@@ -162,6 +165,21 @@ local function large_wg(min_n)
   return { min_n = min_n, arch = "sm_90a", k_multiple = 128, n_multiple = 8, pipe = "tma", tile = "128x256x128",
            warps = "1x8", stages = 4, split = 1, producer = "wg", persist = true, sk = true, no_fold = true }
 end
+-- Where large_wg's 128x256 tiles would make more than one wave but leave
+-- half the SMs or more idle in the last (ragged: 1 < tiles / SMs <= 1.5) on
+-- a short K loop (K <= 4096: 32 K tiles a tile, too few for the split of
+-- the last wave to pay as it does on deeper layers), the persistent 128x128
+-- tile at 6 stages instead: twice the tiles, 2.6-2.9 waves. H100, GEMM
+-- alone (bench/results/2026-11-28-session35, c2): 22016x4096 at M = 256
+-- 51.6 -> 47.6 us, 12288x4096 at M = 512 49.1 -> 46.1; where the 128x256
+-- tiles fill their waves better it loses (22016x4096 M = 512 72.3 -> 84.1,
+-- 10240x8192 M = 512 (K = 8192) 70.3 -> 73.6, 12288x4096 M = 256 (0.73 of
+-- a wave) 30.5 -> 34.1).
+local function ragged_wg()
+  return { ragged = { bm = 128, bn = 256, lo = 1.0, hi = 1.5 }, max_k = 4096, arch = "sm_90a", k_multiple = 128,
+           n_multiple = 8, pipe = "tma", tile = "128x128x128", warps = "1x8", stages = 6, split = 1, producer = "wg",
+           persist = true, sk = true, no_fold = true }
+end
 -- 8-bit weights: the 256x128 tile, one CTA per tile at 4 stages or
 -- persistent at 3 (a ring of 8-bit weights leaves an output tile of its
 -- own room for no more); results c2: persistent, 28672x4096 at M = 512 /
@@ -225,9 +243,9 @@ D.BUCKETS = {
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { large_wg(10240), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
+    alts = { ragged_wg(), large_wg(10240), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
-    alts = { large_wg(8192), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
+    alts = { ragged_wg(), large_wg(8192), wgmma_128("auto", ONE_WAVE_512, true), wgmma_128(1) } },
   { max_m = 0,   tile = "128x128x64", warps = "2x4", stages = 3, split = 1,      -- 0: any larger M
     alts = { large_wg(), wgmma_128(1) } },
 }
@@ -248,7 +266,13 @@ D.BUCKETS = {
 --   M <= 64: TMA 64x64 tiles at split 2 (10240x8192: 48.4 vs 58.1;
 --   12288x4096: 33.4 vs 38.7; geomean 0.91 over the 4-bit choice), at
 --   split 4 with a 6-stage ring up to N = 4096 (4096x11008: 33.2 vs 38.6
---   at split 2; 4096x4096: 19.2 vs 19.0).
+--   at split 2; 4096x4096: 19.2 vs 19.0). Since session 35 the split as
+--   the 4-bit table's one-wave rule at M = 33..64 (ONE_WAVE_64) takes it,
+--   else the most that keeps two CTAs an SM in one wave: qjit tune beside
+--   the table (bench/results/2026-11-28-session35, c3) found split 1 on
+--   the wide layers (12288x4096 33.3 -> 31.6 us, 22016x4096 51.4 -> 47.5)
+--   and 4096x4096 at split 2 in a cluster (one wave, 6 stages; 19.6 ->
+--   16.9), which the rule picks; 4096x11008 keeps split 4.
 --   M <= 128: the 4-bit choices, but one CTA per SM and a 6-stage ring
 --   whenever one wave fills 60 % of the SMs (10240x8192: 50.4 vs 60.9).
 --   M = 129..512: the 4-bit table's tiles, but the producer warpgroup's
@@ -272,9 +296,9 @@ D.BUCKETS_W8 = {
     alts = { { max_n = 8192, tile = "32x64x128", warps = "1x4", stages = 4, split = 4 } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
     alts = { { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4",
-               stages = 6, split = 4 },
+               stages = 6, split = "auto", per_sm = 2, one_wave = ONE_WAVE_64, reduce = "cluster" },
              { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4", stages = 4,
-               split = 2 } } },
+               split = "auto", per_sm = 2, one_wave = ONE_WAVE_64 } } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
@@ -441,6 +465,13 @@ end
 -- share; session 34, bench/results/2026-11-28-session34, c2: GEMM
 -- alone 1.010 / 1.023 / 1.006 / 1.000 / 1.007 / 1.025 / 1.035x at M = 32 /
 -- 64 / 128 / 256 / 512 / 1024 / 4096).
+-- An alternative's ragged condition (above); not for the bucket of any M.
+local function ragged(r, max_m, N, sms)
+  if max_m <= 0 or not sms then return false end
+  local waves = math.ceil(max_m / r.bm) * math.ceil(N / r.bn) / sms
+  return waves > r.lo and waves <= r.hi
+end
+
 local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local archn = V.norm_arch(arch)
   local L = SCHEMES.get(scheme).layout(group)
@@ -448,6 +479,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   for _, alt in ipairs(b.alts or {}) do
     if (not alt.max_n or N <= alt.max_n) and (not alt.min_n or N >= alt.min_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.n_multiple or N % alt.n_multiple == 0)
+       and (not alt.max_k or K <= alt.max_k) and (not alt.ragged or ragged(alt.ragged, b.max_m, N, sms))
        and (not alt.sparse or res)
        and (not alt.no_fold or not L.fold) and (not alt.producer or not res) then
       bm, bn, bk = fit_tile(alt.tile, group, K)

@@ -1738,12 +1738,13 @@ START_TEST(dispatch_picks_wgmma_on_sm90a_only)
 END_TEST
 
 /* The bucket keys dispatch.lua plans for one layer of `scheme` (N x K,
- * groups of 128, sm_90a, 132 SMs), read through the runtime's typed plan
- * reader; keys[i] is bucket i + 1's. */
-static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
+ * groups of `group`, sm_90a, 132 SMs), read through the runtime's typed
+ * plan reader; keys[i] is bucket i + 1's. */
+static void group_plan_keys(qjit_context *ctx, const char *scheme, int group, const char *N, const char *K,
+                            char keys[8][512])
 {
     qjit__layer_plan plan;
-    const qjit__plan_request req = {scheme, 128, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
+    const qjit__plan_request req = {scheme, group, atoll(N), atoll(K), "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
     pthread_mutex_lock(&ctx->lock);
     qjit_status st = qjit__plan_layer(ctx, &req, &plan);
     pthread_mutex_unlock(&ctx->lock);
@@ -1754,10 +1755,68 @@ static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *
     qjit__plan_release(ctx, &plan);
 }
 
+static void scheme_plan_keys(qjit_context *ctx, const char *scheme, const char *N, const char *K, char keys[8][512])
+{
+    group_plan_keys(ctx, scheme, 128, N, K, keys);
+}
+
 static void plan_keys(qjit_context *ctx, const char *N, const char *K, char keys[8][512])
 {
     scheme_plan_keys(ctx, "w4a8-lqq", N, K, keys);
 }
+
+/* Where the persistent 128x256 tiles would make a ragged last wave
+ * (1 < waves <= 1.5 on 132 SMs) on a short K loop (K <= 4096), the
+ * persistent 128x128 tile instead (bench/results/2026-11-28-session35):
+ * 22016x4096 at M <= 256 (172 tiles), 12288x4096 at M <= 512 (192); not
+ * where they make less than a wave (12288x4096 at 256: 96), more than 1.5
+ * (22016x4096 at 512: 344) or the loop is long (10240x8192 at 512: 160). */
+START_TEST(dispatch_ragged_last_wave)
+{
+    qjit_context *ctx = make_ctx();
+    char k22[8][512], k12[8][512], k10[8][512];
+    plan_keys(ctx, "22016", "4096", k22);
+    plan_keys(ctx, "12288", "4096", k12);
+    plan_keys(ctx, "10240", "8192", k10);
+    static const char *const p128 = "persist=1;pipe=tma;producer=wg;reduce=global;scheme=w4a8-lqq;sk=1;split=1;"
+                                    "stages=6;tile=128x128x128;warps=1x8;wu8=1";
+    static const char *const p256 = "persist=1;pipe=tma;producer=wg;reduce=global;scheme=w4a8-lqq;sk=1;split=1;"
+                                    "stages=4;tile=128x256x128;warps=1x8;wu8=1";
+    /* Buckets 6, 7: M <= 256, 512. */
+    ck_assert_msg(strstr(k22[5], p128) != NULL, "%s", k22[5]);
+    ck_assert_msg(strstr(k22[6], p256) != NULL, "%s", k22[6]);
+    ck_assert_msg(strstr(k12[5], p256) != NULL, "%s", k12[5]);
+    ck_assert_msg(strstr(k12[6], p128) != NULL, "%s", k12[6]);
+    ck_assert_msg(strstr(k10[6], p256) != NULL, "%s", k10[6]);
+    /* The bucket of any M has no token count: never ragged. */
+    ck_assert_ptr_null(strstr(k12[7], "tile=128x128x128"));
+    /* Not for the fold schemes (their per-group sums), as large_wg. */
+    char is[8][512];
+    scheme_plan_keys(ctx, "w4a8-is", "22016", "4096", is);
+    ck_assert_ptr_null(strstr(is[5], "persist=1"));
+    qjit_context_destroy(ctx);
+}
+END_TEST
+
+/* 8-bit weights at M = 33..64: the split of the 4-bit table's one-wave
+ * rule (64x64 tiles filling 70 % of the SMs at most 32 K tiles a CTA: one
+ * CTA an SM, in a cluster at split 2), else the most that keeps two CTAs an
+ * SM in one wave (bench/results/2026-11-28-session35, c3). */
+START_TEST(dispatch_w8_few_token_splits)
+{
+    qjit_context *ctx = make_ctx();
+    char k[8][512];
+    group_plan_keys(ctx, "w8a8", 0, "4096", "4096", k);
+    ck_assert_msg(strstr(k[3], "pipe=tma;reduce=cluster;scheme=w8a8;split=2;stages=6;tile=64x64x128") != NULL, "%s", k[3]);
+    group_plan_keys(ctx, "w8a8", 0, "4096", "11008", k);   /* 43 K tiles at split 2: not one wave */
+    ck_assert_msg(strstr(k[3], "split=4;stages=6;tile=64x64x128") != NULL, "%s", k[3]);
+    group_plan_keys(ctx, "w8a8", 0, "12288", "4096", k);   /* 192 tiles */
+    ck_assert_msg(strstr(k[3], "split=1;stages=4;tile=64x64x128") != NULL, "%s", k[3]);
+    group_plan_keys(ctx, "w8a8", 0, "8192", "8192", k);    /* 128 tiles, 64 K tiles each */
+    ck_assert_msg(strstr(k[3], "split=2;stages=4;tile=64x64x128") != NULL, "%s", k[3]);
+    qjit_context_destroy(ctx);
+}
+END_TEST
 
 /* The 4096-wide layers at M = 17..128 take 64-row weight tiles on deep TMA
  * rings, split along K to fill the SMs; the 32-token tile only where each
@@ -1918,6 +1977,8 @@ Suite *qjit_test_suite(void)
     tcase_add_test(tc, persistent_keys_and_grid);
     tcase_add_test(tc, excp_keys);
     tcase_add_test(tc, wu8_keys);
+    tcase_add_test(tc, dispatch_ragged_last_wave);
+    tcase_add_test(tc, dispatch_w8_few_token_splits);
     tcase_add_test(tc, pingpong_keys);
     tcase_add_test(tc, split_last_wave_keys);
     tcase_add_test(tc, key_fuzzer);
