@@ -286,6 +286,12 @@ D.BUCKETS = {
 -- With the producer warpgroup and up to 128 K tiles a CTA from session 33
 -- on (ONE_WAVE_P above).
 local ONE_WAVE_W8 = { stages = 6, fill = 0.6, max_ktiles = 128, producer = "wg" }
+-- M = 65..128 where the 128x128 tiles would make more than one wave but
+-- at most two (ragged), the 128x256 tile: one wave, each 8-bit weight tile
+-- read once for the bucket's tokens. qjit tune beside the table (H100,
+-- bench/results/2026-11-28-session35, c3): 22016x4096 55.3 -> 49.6 us.
+local W8_RAGGED_128 = { ragged = { bm = 128, bn = 128, lo = 1.0, hi = 2.0 }, arch = "sm_90a", k_multiple = 128,
+                        pipe = "tma", tile = "128x256x128", warps = "1x8", stages = 4, split = 1 }
 D.BUCKETS_W8 = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
     alts = { { tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
@@ -300,7 +306,7 @@ D.BUCKETS_W8 = {
              { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4", stages = 4,
                split = "auto", per_sm = 2, one_wave = ONE_WAVE_64 } } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { narrow(128), wgmma_128("auto", ONE_WAVE_W8) } },
+    alts = { narrow(128), W8_RAGGED_128, wgmma_128("auto", ONE_WAVE_W8) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { large_wg8(8192), wgmma_128("auto", ONE_WAVE_P) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,

@@ -1801,7 +1801,8 @@ END_TEST
 /* 8-bit weights at M = 33..64: the split of the 4-bit table's one-wave
  * rule (64x64 tiles filling 70 % of the SMs at most 32 K tiles a CTA: one
  * CTA an SM, in a cluster at split 2), else the most that keeps two CTAs an
- * SM in one wave (bench/results/2026-11-28-session35, c3). */
+ * SM in one wave; at M = 65..128 the 128x256 tile where 128x128 ones would
+ * make 1..2 waves (bench/results/2026-11-28-session35, c3). */
 START_TEST(dispatch_w8_few_token_splits)
 {
     qjit_context *ctx = make_ctx();
@@ -1814,6 +1815,13 @@ START_TEST(dispatch_w8_few_token_splits)
     ck_assert_msg(strstr(k[3], "split=1;stages=4;tile=64x64x128") != NULL, "%s", k[3]);
     group_plan_keys(ctx, "w8a8", 0, "8192", "8192", k);    /* 128 tiles, 64 K tiles each */
     ck_assert_msg(strstr(k[3], "split=2;stages=4;tile=64x64x128") != NULL, "%s", k[3]);
+    /* M = 65..128: 128x256 tiles where 128x128 ones make 1..2 waves. */
+    ck_assert_msg(strstr(k[4], "tile=128x128x128") != NULL, "%s", k[4]);
+    group_plan_keys(ctx, "w8a8", 0, "22016", "4096", k);   /* 172 tiles of 128x128 */
+    ck_assert_msg(strstr(k[4], "pipe=tma;reduce=global;scheme=w8a8;split=1;stages=4;tile=128x256x128;warps=1x8") != NULL,
+                  "%s", k[4]);
+    group_plan_keys(ctx, "w8a8", 0, "57344", "8192", k);   /* 448 */
+    ck_assert_msg(strstr(k[4], "tile=128x128x128") != NULL, "%s", k[4]);
     qjit_context_destroy(ctx);
 }
 END_TEST
