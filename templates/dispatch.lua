@@ -463,6 +463,13 @@ local function int4_mma(L, pipe, arch)
   return L.int4_mma and pipe == "multistage" and V.ARCH[arch] and V.ARCH[arch].cc < 90
 end
 
+-- An alternative's ragged condition (above); not for the bucket of any M.
+local function ragged(r, max_m, N, sms)
+  if max_m <= 0 or not sms then return false end
+  local waves = math.ceil(max_m / r.bm) * math.ceil(N / r.bn) / sms
+  return waves > r.lo and waves <= r.hi
+end
+
 -- The bucket's variant for this layer and target: its first alternative
 -- whose conditions hold, else its own fields; res: the weights' residual
 -- (residual_of) or nil. A scheme whose weights the warpgroup MMA may take
@@ -471,13 +478,6 @@ end
 -- share; session 34, bench/results/2026-11-28-session34, c2: GEMM
 -- alone 1.010 / 1.023 / 1.006 / 1.000 / 1.007 / 1.025 / 1.035x at M = 32 /
 -- 64 / 128 / 256 / 512 / 1024 / 4096).
--- An alternative's ragged condition (above); not for the bucket of any M.
-local function ragged(r, max_m, N, sms)
-  if max_m <= 0 or not sms then return false end
-  local waves = math.ceil(max_m / r.bm) * math.ceil(N / r.bn) / sms
-  return waves > r.lo and waves <= r.hi
-end
-
 local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local archn = V.norm_arch(arch)
   local L = SCHEMES.get(scheme).layout(group)
