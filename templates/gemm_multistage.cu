@@ -51,7 +51,7 @@
 #define ACC_ML(q) (warp_m * (BM / WARPS_M) + (q) / 4 % NJ * 8 + (lane & 3) * 2 + ((q) & 1))
 #define ACC_NL(q) (warp_n * (BN / WARPS_N) + (q) / (NJ * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
 //% if p.cluster > 1 then
-#define EPI_TILE_OFF (BM * BN * 4)      /* the output tile, past the accumulators the peers read */
+#define EPI_TILE_OFF (BM * BN * 4)      /* the output tile, past the first peer's region of sums */
 //% else
 #define EPI_TILE_OFF 0
 //% end

@@ -43,7 +43,8 @@ function P.check(f, arch)
   local ldc = bn + ((f.epi == "i32") and 4 or 8)          -- padded row of the output tile
   local tile_bytes = bm * ldc * out_bytes                 -- the output tile, staged for the store
   local cluster, smem = G.check_reduce(f, d, arch, math.max(stages * stage_bytes, tile_bytes), tile_bytes)
-  -- A few bytes of static shared memory (the split-K flag) come on top.
+  -- A few bytes of static shared memory (the split-K flag, a cluster
+  -- fix-up's mbarrier) come on top.
   if smem + 128 > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory; %s allows %d", smem, f.arch, arch.smem))
   end

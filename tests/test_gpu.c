@@ -410,6 +410,9 @@ static const char *const PIPES[] = {
     "tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma",
     "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma;reduce=cluster",
     "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma;reduce=cluster",
+    /* Clusters of 3 and 4: a region of sums per peer (lib/split_k.cu). */
+    "tile=64x128x128;warps=2x4;stages=4;split=3;pipe=tma;reduce=cluster",
+    "tile=128x64x128;warps=1x4;stages=8;split=4;pipe=tma;reduce=cluster",
     /* Slices of 2 and 3 K tiles: an odd count ends the two-tile main loop
      * of a per-group rescale (fold2) on its first tile. */
     "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma",
@@ -1057,6 +1060,9 @@ static const char *const W4AXS_PIPES[] = {
     "tile=16x32x64;warps=1x8;stages=4;pipe=decode",
     "tile=8x16x64;warps=1x16;stages=2;pipe=decode",
     "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=wgmma;reduce=cluster",
+    /* Clusters of 3 and 4: a region of sums per peer (lib/split_k.cu). */
+    "tile=64x128x128;warps=2x4;stages=4;split=3;pipe=tma;reduce=cluster",
+    "tile=128x64x128;warps=1x4;stages=8;split=4;pipe=tma;reduce=cluster",
     "tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma",
     "tile=128x128x128;warps=1x8;stages=4;split=1;pipe=tma",
     "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma;reduce=cluster",

@@ -549,13 +549,16 @@ START_TEST(cluster_reduction_is_a_variant_field)
         "pipe=wgmma;tile=64x128x128;warps=1x8;stages=4;split=4",
         "pipe=tma;tile=128x128x128;warps=1x8;stages=4;split=4",
     };
-    static const char *const cluster_has[] = {"barrier.cluster.arrive.release", "mapa.shared::cluster",
-                                              "ld.shared::cluster.v4.s32", "row_lo * CHUNKS_PER_ROW", NULL};
+    static const char *const cluster_has[] = {"barrier.cluster.arrive.relaxed", "mapa.shared::cluster",
+                                              "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.s32",
+                                              "mbar_wait(recv, 0)", "row_lo * CHUNKS_PER_ROW", NULL};
     static const char *const global_has[] = {"atomicAdd(counters + tile", "__threadfence", NULL};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char key[256];
         snprintf(key, sizeof key, "%s;reduce=cluster", keys[i]);
-        src = source_with(ctx, key, cluster_has, (const char *const[]){"atomicAdd(counters", "partials +", NULL});
+        src = source_with(ctx, key, cluster_has,
+                          (const char *const[]){"atomicAdd(counters", "partials +", "barrier.cluster.arrive.release",
+                                                "fence.acq_rel", NULL});
         qjit_free(ctx, src);
         src = source_with(ctx, keys[i], global_has, (const char *const[]){"barrier.cluster", NULL});
         qjit_free(ctx, src);

@@ -195,7 +195,4 @@
 //% if planes == 2 then
     }
 //% end
-//% if cl then
-    cluster_wait();
-//% end
 //% end

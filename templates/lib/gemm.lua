@@ -259,14 +259,15 @@ end
 -- Checks reduce= against the split and the target; returns the CTAs per
 -- cluster (along z, one per K slice) of a cluster reduction, else 1.
 -- smem: the bytes the variant's shared memory holds; a cluster reduction
--- needs room for the tile's INT32 accumulators (BM x BN x 4 bytes), which
--- the peers read, and past them the staged output tile (tile_bytes).
+-- needs room for a region of the tile's INT32 sums (BM x BN x 4 bytes) per
+-- peer, which the peers write (lib/split_k.cu), and past the first the
+-- staged output tile (tile_bytes), written once the regions are read.
 function G.check_reduce(f, d, arch, smem, tile_bytes)
   if f.reduce ~= "cluster" then return 1, smem end
   if arch.cc < 90 then fail("INVALID_KEY", "reduce=cluster needs thread-block clusters (sm_90 or later), not " .. f.arch) end
   if d.split < 2 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " leaves nothing to reduce (use split >= 2)") end
   if d.split > 8 then fail("INVALID_KEY", "reduce=cluster: split=" .. d.split .. " exceeds the portable cluster size 8") end
-  return d.split, math.max(smem, d.bm * d.bn * 4 + tile_bytes)
+  return d.split, math.max(smem, (d.split - 1) * d.bm * d.bn * 4, d.bm * d.bn * 4 + tile_bytes)
 end
 
 -- Two activation parts (two sums per output) run the multistage, decode

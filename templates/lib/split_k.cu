@@ -8,50 +8,82 @@
 //% -- on without the epilogue.
 //% if p.split > 1 and p.cluster > 1 then
     /* Split-K inside the cluster, distributed: the SPLIT CTAs of this tile
-     * (one per K slice; cluster rank = blockIdx.z) leave their accumulators
-     * in their own shared memory (the ring is drained), four per 16-byte
-     * word in register order. After a cluster barrier each rank adds, for
-     * the tile rows it owns (row pairs split evenly over the ranks), the
-     * other slices' accumulators exactly, read across the cluster (a chunk's
-     * loads from a peer all issued before its first add). It then runs the
-     * epilogue into its own output tile, past the accumulators, and stores
-     * its rows. It arrives on the second cluster barrier once its reads are
-     * done and waits on it only before exiting, so that its shared memory
-     * outlives the peers' reads. Only local shared-memory writes; no global
-     * partials, counters or fences. */
+     * (one per K slice; cluster rank = blockIdx.z) each own an even share of
+     * the tile rows (row pairs). Once every CTA of the cluster has drained
+     * its ring (a cluster barrier that publishes nothing: the ring's reads
+     * are done), each stores the accumulators of the rows a peer owns
+     * straight into that peer's shared memory (st.async, four per 16-byte
+     * word in register order, one region per sender over the drained ring),
+     * their bytes counted on the peer's `recv` mbarrier; then it waits for
+     * its own rows from every peer and adds them exactly. It then runs the
+     * epilogue into its own output tile and stores its rows. No fence, no
+     * second barrier, no global partials: a CTA's shared memory is written
+     * by its peers only before its `recv` phase completes, which it waits
+     * for. */
     const int rank = (int)blockIdx.z;
     const int row_lo = 2 * ((rank * (BM / 2) + SPLIT - 1) / SPLIT);
     const int row_hi = 2 * (((rank + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
     {
+        constexpr u32 REGION = ACC_REGS * THREADS * 4;   /* a sender's region: the tile's sums, in register order */
+        static_assert(ACC_REGS * THREADS == BM * BN, "one sum per thread and register for each output of the tile");
+        __shared__ __align__(8) u64 recv_bar;
+        const u32 recv = smem_addr(&recv_bar);
+        if (tid == 0) {
+            /* Armed before the barrier below, past which the peers store. */
+            mbar_init(recv, 1);
+            mbar_init_fence();
+            mbar_expect_tx(recv, (u32)((SPLIT - 1) * (row_hi - row_lo) * BN * 4));
+        }
+        cluster_sync_relaxed();
+#pragma unroll 1
+        for (int dz = 1; dz < SPLIT; ++dz) {
+            /* To the peer dz ranks on, into its region for a sender SPLIT - dz ranks back. */
+            const u32 peer = (u32)((rank + dz) % SPLIT);
+            const int plo = 2 * ((peer * (BM / 2) + SPLIT - 1) / SPLIT);
+            const int phi = 2 * (((peer + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
+            const u32 dst = cluster_map(smem_base + (SPLIT - dz - 1) * REGION, peer);
+            const u32 bar = cluster_map(recv, peer);
 #pragma unroll
-        for (int q = 0; q < ACC_REGS; q += 4)
-            sts128(smem_base + ((q / 4) * THREADS + tid) * 16, ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3));
-        cluster_sync();
+            for (int q = 0; q < ACC_REGS; q += 4)
+                if (ACC_ML(q) >= plo && ACC_ML(q) < phi)
+                    st_async128(dst + ((q / 4) * THREADS + tid) * 16, ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3), bar);
+        }
+        mbar_wait(recv, 0);
         /* ACC(q .. q + 3) lie on rows ACC_ML(q) and ACC_ML(q) + 1 (a pair).
+//% if p.producer == 1 then
+         * Every load at once (the MMA warpgroups have the producer's
+         * registers). */
+        constexpr int CHUNK = ACC_REGS;
+//% else
          * Sixteen registers at a time, so the sum needs few registers beyond
-         * the accumulators (two CTAs per SM stay resident). */
+         * the accumulators (two CTAs per SM stay resident, as the plan
+         * declares: min_blocks). */
         constexpr int CHUNK = ACC_REGS < 16 ? ACC_REGS : 16;
+//% end
 #pragma unroll
         for (int q0 = 0; q0 < ACC_REGS; q0 += CHUNK) {
 #pragma unroll 1
-            for (int dz = 1; dz < SPLIT; ++dz) {
-                const u32 peer = cluster_map(smem_base, (u32)((rank + dz) % SPLIT));
-                int4 part[CHUNK / 4];
+            for (int r = 0; r < SPLIT - 1; ++r) {
+                uint4 part[CHUNK / 4];
 #pragma unroll
                 for (int q = q0; q < q0 + CHUNK; q += 4)
                     if (ACC_ML(q) >= row_lo && ACC_ML(q) < row_hi)
-                        part[(q - q0) / 4] = ld_cluster128(peer + ((q / 4) * THREADS + tid) * 16);
+                        part[(q - q0) / 4] = lds128(smem_base + r * REGION + ((q / 4) * THREADS + tid) * 16);
 #pragma unroll
                 for (int q = q0; q < q0 + CHUNK; q += 4)
                     if (ACC_ML(q) >= row_lo && ACC_ML(q) < row_hi) {
-                        ACC(q) += part[(q - q0) / 4].x;
-                        ACC(q + 1) += part[(q - q0) / 4].y;
-                        ACC(q + 2) += part[(q - q0) / 4].z;
-                        ACC(q + 3) += part[(q - q0) / 4].w;
+                        ACC(q) += (int)part[(q - q0) / 4].x;
+                        ACC(q + 1) += (int)part[(q - q0) / 4].y;
+                        ACC(q + 2) += (int)part[(q - q0) / 4].z;
+                        ACC(q + 3) += (int)part[(q - q0) / 4].w;
                     }
             }
         }
-        cluster_arrive();
+//% if p.split > 2 then
+        /* Every thread has read the regions before the epilogue writes its
+         * tile, which the regions past the first overlap. */
+        {{ p.producer == 1 and 'asm volatile("bar.sync 1, %0;\\n" :: "n"(THREADS) : "memory");' or "__syncthreads();" }}
+//% end
     }
 //% elseif p.split > 1 then
     /* Split-K: publish this slice's accumulators (in register order, so the

@@ -1,54 +1,11 @@
 /* lib/tma.cu -- the tensor memory accelerator (sm_90): a tensor map passed by
- * value, mbarriers, and a 2D tile load that completes its bytes on an mbarrier. */
+ * value, and a 2D tile load that completes its bytes on an mbarrier
+ * (lib/mbarrier.cu). */
 /* A tensor map (the driver's CUtensorMap: 128 opaque bytes), passed as a
  * __grid_constant__ kernel parameter so the TMA unit can read it in place. */
 struct __align__(64) qjit_tmap { unsigned long long opaque[16]; };
 
-static __device__ __forceinline__ void mbar_init(u32 bar, u32 count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
-}
-/* Makes initialized mbarriers visible to the other threads and to the TMA unit. */
-static __device__ __forceinline__ void mbar_init_fence()
-{
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-static __device__ __forceinline__ void mbar_arrive(u32 bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
-}
-/* Arrives and announces `bytes` more to come from TMA copies on this phase. */
-static __device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
-}
-/* Announces `bytes` more to come on this phase, without arriving: the
- * phase cannot complete before the arrival that follows. */
-static __device__ __forceinline__ void mbar_add_tx(u32 bar, u32 bytes)
-{
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
-}
-/* Whether the phase of the given parity has completed (no wait). */
-static __device__ __forceinline__ bool mbar_test(u32 bar, u32 parity)
-{
-    u32 done;
-    asm volatile("{ .reg .pred p;\n"
-                 "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n }\n"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    return done != 0;
-}
-/* Waits until the phase of the given parity has completed. */
-static __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity)
-{
-    u32 done;
-    do {
-        asm volatile("{ .reg .pred p;\n"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n }\n"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
+{{ render("lib/mbarrier.cu") }}
 /* Box (c0, c1) of a 2D tensor map into shared memory; rows and columns
  * outside the tensor arrive as zeros and count toward the bytes. */
 static __device__ __forceinline__ void tma_load_2d(u32 dst, const qjit_tmap *map, int c0, int c1, u32 bar)

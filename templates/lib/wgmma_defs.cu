@@ -64,7 +64,7 @@
 /* The output tile's token (row) and weight row (column) of ACC(q). */
 #define ACC_ML(q) (wg_m * NT + ((q) % (NT / 2)) / 4 * 8 + (lane & 3) * 2 + ((q) & 1))
 #define ACC_NL(q) ((nbl0 + (q) / (NT / 2) * 4) * 16 + (lane >> 2) + ((q) >> 1 & 1) * 8)
-#define EPI_TILE_OFF {{ p.epi_tile_off }}   /* the output tile: {{ p.cluster > 1 and "past the accumulators the peers read" or p.persist == 1 and "past the ring" or "over the ring" }} */
+#define EPI_TILE_OFF {{ p.epi_tile_off }}   /* the output tile: {{ p.cluster > 1 and "past the first peer's region of sums" or p.persist == 1 and "past the ring" or "over the ring" }} */
 //% if p.pingpong == 1 then
 #define EPI_TILE_BYTES {{ p.epi_bytes }}   /* pingpong: each MMA warpgroup's own output tile, one after the other */
 //% end

@@ -181,12 +181,12 @@ function P.check(f, arch)
   local epi_bytes = tile_bytes
   if pingpong then tile_bytes = 2 * tile_bytes end
   -- 1024 bytes of slack align the ring; the split-K flag and the mbarriers
-  -- are static.
+  -- (the ring's, and a cluster fix-up's `recv`) are static.
   local cluster, body = G.check_reduce(f, d, arch, persist and ring_bytes + tile_bytes or math.max(ring_bytes, tile_bytes),
                                        tile_bytes)
   local smem = body + 1024
   local sk = f.sk == "1"
-  local static = 16 + (sk and 16 or 0) + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0) + (pingpong and 1 or 0)) or 0)
+  local static = 16 + (sk and 16 or 0) + (cluster > 1 and 16 or 0) + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0) + (pingpong and 1 or 0)) or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory%s; %s allows %d", smem,
                       persist and string.format(" (%d stages of %d%s and the output tile's %d)", stages, stage_bytes,
@@ -218,9 +218,13 @@ function P.check(f, arch)
   -- stored to the workspace at the part boundary (lib/stash.cu).
   p.stash = (f.stash == "1") and 1 or 0
   -- Kept to two CTAs per SM where shared memory allows them: the epilogue's
-  -- read-back sums, loaded ahead of their use, would otherwise take the
-  -- registers of the second CTA (the 128x128 tile fits 128, no spills).
-  p.min_blocks = (p.stash == 1 and G.resident(p) >= 2) and 2 or 0
+  -- read-back sums (stash) or its scale loads beside a cluster's fix-up
+  -- (lib/split_k.cu), loaded ahead of their use, would otherwise take the
+  -- registers of the second CTA (the 128x128 tile fits 128, no spills; the
+  -- cluster kernel at 132 registers ran one CTA an SM, 8192x28672 M = 256
+  -- 101 -> 137 us, bench/results/2026-11-28-session36, c6). Not with two
+  -- sets of sums (a per-group rescale's), which take more than 128 anyway.
+  p.min_blocks = ((p.stash == 1 or (cluster > 1 and acc_regs == base)) and G.resident(p) >= 2) and 2 or 0
   if producer then
     -- setmaxnreg moves registers between the warpgroups of one CTA: the
     -- launch share is bounded by the CTAs resident per SM (min_blocks
