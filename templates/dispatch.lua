@@ -868,6 +868,11 @@ local EXPLORE = {
     persist = true },
   { tile = "128x128x128", warps = "2x4", stages = 6, split = 1, pipe = "tma", arch = "sm_90a" },
   { tile = "64x256x128",  warps = "1x8", stages = 4, split = "auto", pipe = "tma", arch = "sm_90a" },
+  -- 256 tokens a warpgroup (the MMA's N = 256): each weight dequantized
+  -- once for all of them. Slower than the table's tiles on most layers, but
+  -- 1.06-1.17x on long-K ones at 129..256 tokens (8192x22016, 8192x28672 at
+  -- split 2; bench/results/2026-11-28-session36, c1-c2).
+  { tile = "256x128x128", warps = "1x8", stages = 4, split = "auto", pipe = "tma", arch = "sm_90a", producer = "wg" },
   -- The few-token pipe (any arch): other slabs of weight rows per CTA and
   -- other counts of warps splitting K.
   { tile = "8x32x64",  warps = "1x16", stages = 4, split = 1, pipe = "decode" },

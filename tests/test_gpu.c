@@ -439,6 +439,9 @@ static const char *const PIPES[] = {
     "?tile=64x128x128;warps=1x8;stages=4;split=3;pipe=wgmma;wu8=1",
     "?tile=64x128x128;warps=2x4;stages=5;split=2;pipe=tma;wu8=1",
     "?tile=128x128x128;warps=1x8;stages=6;split=2;pipe=tma;reduce=cluster;producer=wg;wu8=1",
+    /* 256 tokens a warpgroup (the MMA's N = 256): each MMA warpgroup
+     * dequantizes its 64 weight rows once for all the tile's tokens. */
+    "?tile=256x128x128;warps=1x8;stages=5;split=3;pipe=tma;producer=wg;wu8=1",
 };
 #define NPIPES ((int)(sizeof PIPES / sizeof PIPES[0]))
 
@@ -512,6 +515,7 @@ static const char *const PERSIST_PIPES[] = {
     "?tile=64x64x128;warps=1x8;stages=8;pipe=tma;producer=wg;persist=1;pingpong=1;band=3",
     "?tile=128x128x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;pingpong=1",
     "?tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;band=3;wu8=1",
+    "?tile=256x128x128;warps=1x8;stages=3;pipe=tma;producer=wg;persist=1;wu8=1",
 };
 #define NPERSIST ((int)(sizeof PERSIST_PIPES / sizeof PERSIST_PIPES[0]))
 
@@ -546,6 +550,8 @@ static const char *const SK_PIPES[] = {
     "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1",
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;sk=1;excp=1",
     "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1;wu8=1",
+    "?tile=256x128x128;warps=1x8;stages=3;pipe=tma;producer=wg;persist=1;sk=1",
+    "?tile=256x128x128;warps=1x8;stages=3;pipe=tma;producer=wg;persist=1;sk=1;wu8=1",
 };
 #define NSK ((int)(sizeof SK_PIPES / sizeof SK_PIPES[0]))
 static const struct { int64_t N, K, m[2]; } SK_LAYERS[] = {
