@@ -21,8 +21,9 @@
      * by its peers only before its `recv` phase completes, which it waits
      * for. */
     const int rank = (int)blockIdx.z;
-    const int row_lo = 2 * ((rank * (BM / 2) + SPLIT - 1) / SPLIT);
-    const int row_hi = 2 * (((rank + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
+    /* Rank r owns the tile rows [row_edge(r), row_edge(r + 1)). */
+    const auto row_edge = [](int r) { return 2 * ((r * (BM / 2) + SPLIT - 1) / SPLIT); };
+    const int row_lo = row_edge(rank), row_hi = row_edge(rank + 1);
     {
         constexpr u32 REGION = ACC_REGS * THREADS * 4;   /* a sender's region: the tile's sums, in register order */
         static_assert(ACC_REGS * THREADS == BM * BN, "one sum per thread and register for each output of the tile");
@@ -39,8 +40,7 @@
         for (int dz = 1; dz < SPLIT; ++dz) {
             /* To the peer dz ranks on, into its region for a sender SPLIT - dz ranks back. */
             const u32 peer = (u32)((rank + dz) % SPLIT);
-            const int plo = 2 * ((peer * (BM / 2) + SPLIT - 1) / SPLIT);
-            const int phi = 2 * (((peer + 1) * (BM / 2) + SPLIT - 1) / SPLIT);
+            const int plo = row_edge((int)peer), phi = row_edge((int)peer + 1);
             const u32 dst = cluster_map(smem_base + (SPLIT - dz - 1) * REGION, peer);
             const u32 bar = cluster_map(recv, peer);
 #pragma unroll
