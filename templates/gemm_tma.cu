@@ -521,6 +521,13 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         bulk_wait_read();
 //%   end
 //% else
+//%   local pre_cta = p.stsm == 1 and p.producer == 1 and (p.rowsum == 0 or p.wu8 == 1)
+//%   if pre_cta then
+    /* The epilogue's loads, made before the main loop so that they have
+     * landed when the split-K fix-up ends (a CTA of the producer's
+     * registers has room for them beside the main loop's). */
+{{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
+//%   end
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu", { p = p }) }}
 //% if p.producer == 1 then
@@ -530,7 +537,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     __syncthreads();
 //% end
 {{ render("lib/split_k.cu", { p = p }) }}
-{{ render("lib/epilogue.cu", { p = p, pre = false }) }}
+{{ render("lib/epilogue.cu", { p = p, pre = pre_cta }) }}
 //% end
 //% if p.stash == 1 and p.split == 1 then
     /* Every thread has read its INT8 sums (the epilogue's barrier): the
