@@ -404,6 +404,16 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                                                {{ gmap and "gmap, " or "" }}n_cta, m_cta);
                     it = kt;
                 }
+//% if p.persist == 1 and p.wu8 == 1 then
+                /* The piece's token row sums, which its sums start at
+                 * (lib/wu8_start.cu), fetched into the SM's L1 while the
+                 * MMA warpgroups are still on the piece before: they then
+                 * start it without waiting for them from L2. (After the
+                 * wait for the activation kernel, which writes them.) */
+                if (kt_begin == 0)
+                    for (int r = 0; r < BM && m_cta + r < M; r += 32)
+                        asm volatile("prefetch.global.L1 [%0];\n" :: "l"(rowsum + m_cta + r));
+//% end
                 for (; kt < ktiles; ++kt, ++it) {
                     const int slot = it % STAGES;
                     if (it >= STAGES)
