@@ -467,8 +467,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         int n_cta, m_cta;
         tile_origin(t, tiles_n, tiles_m, band, n_cta, m_cta);
 {{ (render("lib/wgmma_start.cu", { p = p }):gsub("\n$", "")) }}
-//%   local pre_early = p.stsm == 1 and (p.rowsum == 0 or p.wu8 == 1)
-//%   if pre_early then
+//%   if p.epi_early == 1 then
         /* The epilogue's loads, made as the tile starts so that they have
          * landed when it ends (36 registers a thread at 128x256 fit beside
          * the main loop's; with an epilogue of the tokens' row sums as well
@@ -492,7 +491,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         if ((tid & 127) == 0)
             mbar_arrive(turn0 + (pp ^ 1) * 8);
 //%   end
-//%   if p.stsm == 1 and not pre_early then
+//%   if p.stsm == 1 and p.epi_early == 0 then
         /* With the tokens' row sums, the epilogue's loads are made while
          * the last MMAs run. */
 {{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
@@ -531,8 +530,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
         bulk_wait_read();
 //%   end
 //% else
-//%   local pre_cta = p.stsm == 1 and p.producer == 1 and (p.rowsum == 0 or p.wu8 == 1)
-//%   if pre_cta then
+//%   if p.epi_early == 1 then
     /* The epilogue's loads, made before the main loop so that they have
      * landed when the split-K fix-up ends (a CTA of the producer's
      * registers has room for them beside the main loop's). */
@@ -547,7 +545,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     __syncthreads();
 //% end
 {{ render("lib/split_k.cu", { p = p }) }}
-{{ render("lib/epilogue.cu", { p = p, pre = pre_cta }) }}
+{{ render("lib/epilogue.cu", { p = p, pre = p.epi_early == 1 }) }}
 //% end
 //% if p.stash == 1 and p.split == 1 then
     /* Every thread has read its INT8 sums (the epilogue's barrier): the
