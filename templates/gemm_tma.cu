@@ -532,8 +532,8 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //% else
 //%   if p.epi_early == 1 then
     /* The epilogue's loads, made before the main loop so that they have
-     * landed when the split-K fix-up ends (a CTA of the producer's
-     * registers has room for them beside the main loop's). */
+     * landed when the split-K fix-up ends (lib/wgmma_plan.lua: the
+     * registers allow them). */
 {{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
 //%   end
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_tma_step.cu" }):gsub("\n$", "")) }}

@@ -34,12 +34,18 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 {
 {{ render("lib/wgmma_head.cu", { p = p }) }}
 {{ render("lib/prologue.cu", { p = p, quantizers = gemm.FUSED_QUANTIZERS }) }}
+//% if p.epi_early == 1 then
+    /* The epilogue's loads, made before the main loop so that they have
+     * landed when the split-K fix-up ends (lib/wgmma_plan.lua: the
+     * registers allow them). */
+{{ (render("lib/epi_pre.cu", { p = p }):gsub("\n$", "")) }}
+//% end
 {{ (render("lib/kt_loop.cu", { p = p, body = "gemm_wgmma_step.cu" }):gsub("\n$", "")) }}
 {{ render("lib/wgmma_drain.cu", { p = p }) }}
     cp_async_wait<0>();
     __syncthreads();
 {{ render("lib/split_k.cu", { p = p }) }}
-{{ render("lib/epilogue.cu", { p = p, pre = false }) }}
+{{ render("lib/epilogue.cu", { p = p, pre = p.epi_early == 1 }) }}
 //% if p.stash == 1 and p.split == 1 then
     /* Every thread has read its INT8 sums (the epilogue's barrier): the
      * stash slot is free (lib/stash.cu). */

@@ -213,11 +213,17 @@ function P.check(f, arch)
     excp = excp and 1 or 0, w8_slots = excp and W8_SLOTS or 0, w8_off = stages * stage_bytes + sp.r_ring,
   }
   G.scheme_facts(p, L, g, sp)
-  -- The epilogue's loads made ahead of the drain (lib/epi_pre.cu): an MMA
-  -- warpgroup beside a producer (168 registers a thread) has room for them
-  -- beside the main loop, unless its epilogue reads the tokens' row sums
-  -- as well (a persistent kernel then makes them before its drain).
-  p.epi_early = (p.stsm == 1 and producer and (p.rowsum == 0 or p.wu8 == 1)) and 1 or 0
+  -- The epilogue's loads made ahead of the drain (lib/epi_pre.cu), so the
+  -- epilogue does not wait for them after the main loop: by an MMA
+  -- warpgroup beside a producer (168 registers a thread), or without one
+  -- where the registers they take (a word a weight row's scale, and its
+  -- bias; a word a token's scale, two with two activation parts) leave
+  -- the CTAs shared memory lets share an SM (two at most) their share of
+  -- the register file; unless the epilogue reads the tokens' row sums as
+  -- well (a persistent kernel then makes them before its drain).
+  local early_regs = mi * 2 * (f.bias == "1" and 2 or 1) + nt // 8 * 2 * (L.parts or 1)
+  local room = producer or regs + early_regs <= 65536 // (threads * math.max(1, math.min(2, G.resident(p))))
+  p.epi_early = (p.stsm == 1 and room and (p.rowsum == 0 or p.wu8 == 1)) and 1 or 0
   p.fold2 = fold2 and 1 or 0
   -- stash=1: two activation parts in one set of sums, the INT8 part's
   -- stored to the workspace at the part boundary (lib/stash.cu).
