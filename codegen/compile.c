@@ -50,8 +50,11 @@ qjit_status qjit__nvrtc_check_arch(qjit_context *ctx, const char *arch)
 
 size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8], char *joined, size_t size)
 {
-    /* One static spelling per arch: the option text is part of the cache key. */
-    static const char *const fixed[] = {"-std=c++17", "-default-device", "--extra-device-vectorization"};
+    /* One static spelling per arch: the option text is part of the cache key.
+     * -minimal leaves out what no template uses (textures, the device runtime's
+     * functions and types, launches from the device): the same binaries, ~2 %
+     * less compile time (the default set on sm_90a, 2-core machine). */
+    static const char *const fixed[] = {"-std=c++17", "-default-device", "--extra-device-vectorization", "-minimal"};
     snprintf(joined, size, "--gpu-architecture=%s", arch);
     size_t n = 0;
     argv[n++] = NULL; /* filled by the caller from `joined`'s first word */
