@@ -15,10 +15,10 @@ local D = {}
 -- bn, lo, hi }: the bucket's tokens (max_m) and N in tiles of bm x bn make
 -- more than lo and at most hi waves of one tile an SM; min_kloop /
 -- max_kloop: at least / at most this many K tiles per CTA at the split
--- chosen; sparse: only for
--- weights that carry a residual; no_fold: not for schemes that rescale
--- per group in the K loop; producer: never for weights with a residual,
--- whose pipe has no producer warpgroup).
+-- chosen; sparse: only for weights that carry a residual; dense: only for
+-- weights without one; no_fold: not for schemes that rescale per group in
+-- the K loop; producer: never for weights with a residual, whose pipe has
+-- no producer warpgroup).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -101,6 +101,13 @@ local ONE_WAVE_64 = { fill = 0.7, max_ktiles = 32 }
 -- most 32 K tiles (above); longer loops keep the multistage tile.
 local WIDE_64 = { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "tma", tile = "64x128x128", warps = "1x8",
                   stages = 4, split = "auto", per_sm = 2, one_wave = ONE_WAVE_64 }
+-- ... and before narrow(64) where its 64x64 tiles, two an SM, would make
+-- more than one wave with a ragged last one (1 < tiles / (2 SMs) <= 1.5)
+-- that the 64x128 tiles make one: H200, bench/results/2026-11-28-
+-- session39, c4: 22016x4096 / 18944x3584 at M = 48 27.7 / 24.4 us on
+-- WIDE_64 against 28.9 / 25.9 on narrow(64).
+local RAGGED_64 = { ragged = { bm = 64, bn = 64, lo = 2.0, hi = 3.0 }, dense = true }
+for k, v in pairs(WIDE_64) do RAGGED_64[k] = v end
 -- The 4096-wide layers (N <= 4096) at M = 17..128: 64-row weight tiles give
 -- 64 tiles across N, split 2..4 along K to fill the SMs, with deep TMA rings
 -- (8 stages) -- measured in bench/results/2026-11-22-split2-h100
@@ -111,16 +118,36 @@ local WIDE_64 = { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "tma
 -- At M = 33..64 the split is 4 and reduces through the workspace: clusters
 -- of 4 CTAs that fill every SM do not all fit at once (4096x11008: 36.0 us
 -- in clusters against 24.5).
+-- With a producer warpgroup (producer=wg) since session 39: where thread 0
+-- of the MMA warpgroup refilled the ring, each K tile waited for its
+-- refill (per-CTA stamps, H200, 4096x4096 M = 64: 400 ns a K tile while
+-- refilling, 240 after; with the producer 211 throughout). Then the 64x64
+-- tile at M = 33..64 on every N (a split-2 pair in a cluster), not only
+-- the 4096-wide layers. H200, table against table, GEMM alone (bench/
+-- results/2026-11-28-session39, c4): w4a8-lqq on 16 layers at M = 48 / 64
+-- 1.169 / 1.188x (4096x4096 M = 64 13.41 -> 10.46 us, 57344x8192 115.8 ->
+-- 85.4), at M = 96 / 128 on the 4096-wide ones 1.196 / 1.240x; the other
+-- 4-bit schemes 1.18-1.24x, w8a8 at M = 128 1.07x.
 local function narrow(max_m)
   if max_m <= 32 then
     return { max_n = 4096, arch = "sm_90a", k_multiple = 128, max_kloop = 16, pipe = "wgmma", tile = "32x64x128",
              warps = "1x4", stages = 8, split = 2, reduce = "cluster" }
   elseif max_m <= 64 then
-    return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4",
-             stages = 8, split = "auto", per_sm = 2, one_wave = ONE_WAVE_64 }
+    return { arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x64x128", warps = "1x4", stages = 8,
+             split = "auto", per_sm = 2, one_wave = ONE_WAVE_64, reduce = "cluster", producer = "wg" }
   end
   return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x64x128", warps = "1x4",
-           stages = 8, split = "auto", per_sm = 1, reduce = "cluster" }
+           stages = 8, split = "auto", per_sm = 1, reduce = "cluster", producer = "wg" }
+end
+-- Weights with a residual, whose pipe has no producer warpgroup: on the
+-- 4096-wide layers the same tiles without it, as before session 39 (at
+-- M = 33..64 the split-K slices meeting through the workspace).
+local function narrow_res(max_m)
+  local v = {}
+  for k, x in pairs(narrow(max_m)) do v[k] = x end
+  v.sparse, v.max_n, v.producer = true, 4096, nil
+  if max_m <= 64 then v.reduce = nil end
+  return v
 end
 -- Past 512 tokens: 256x128 tiles on two MMA warpgroups of 128 tokens each
 -- beside a producer warpgroup (producer=wg: the ring filled by a warpgroup
@@ -239,9 +266,9 @@ D.BUCKETS = {
     alts = { narrow(32), { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128",
                            warps = "1x4", stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
-    alts = { narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64, WIDE_64 } },
+    alts = { RAGGED_64, narrow(64), narrow_res(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64, WIDE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { narrow(128), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
+    alts = { narrow(128), narrow_res(128), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { ragged_wg(), large_wg(10240), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
@@ -486,7 +513,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
     if (not alt.max_n or N <= alt.max_n) and (not alt.min_n or N >= alt.min_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.n_multiple or N % alt.n_multiple == 0)
        and (not alt.max_k or K <= alt.max_k) and (not alt.ragged or ragged(alt.ragged, b.max_m, N, sms))
-       and (not alt.sparse or res)
+       and (not alt.sparse or res) and (not alt.dense or not res)
        and (not alt.no_fold or not L.fold) and (not alt.producer or not res) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages, per_sm, ow_producer = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
@@ -922,7 +949,7 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   for _, v in ipairs(families) do
     local bm = tonumber(v.tile:match("^(%d+)x"))
     if (not v.arch or v.arch == archn) and (not v.k_multiple or K % v.k_multiple == 0) and (not v.sparse or res)
-       and (not v.no_fold or not L.fold) and (not v.producer or not res) and bm >= lo and bm <= hi then
+       and (not v.dense or not res) and (not v.no_fold or not L.fold) and (not v.producer or not res) and bm >= lo and bm <= hi then
       local fam = { max_m = max_m, tile = v.tile, warps = v.warps, stages = v.stages, split = v.split,
                     per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash,
                     producer = v.producer, persist = v.persist }
@@ -934,6 +961,12 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
         if split < D.MAX_SPLIT then try(with_split(key, split * 2)) end
       end
     end
+  end
+  -- A producer warpgroup's twin of every TMA candidate a CTA a tile fills
+  -- itself (thread 0 refilling between its warpgroup's MMAs).
+  for i = 1, #out do
+    local key = out[i]
+    if key:find("pipe=tma", 1, true) and not key:find("producer=", 1, true) then try(key .. ";producer=wg") end
   end
   -- The other reduction of every split-K candidate so far: the slices
   -- meeting in the cluster's shared memory or through the workspace

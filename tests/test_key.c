@@ -1263,6 +1263,14 @@ START_TEST(picked_buckets_replace_the_table)
 }
 END_TEST
 
+/* Whether canonical keys a and b differ only in b's ";producer=wg". */
+static int same_but_producer(const char *a, const char *b)
+{
+    const char *at = strstr(b, ";producer=wg");
+    size_t head = at ? (size_t)(at - b) : 0;
+    return at && strlen(a) + 12 == strlen(b) && !strncmp(a, b, head) && !strcmp(a + head, at + 12);
+}
+
 /* Tuning candidates (dispatch.lua's D.candidates) for every bucket of
  * three default shapes: the table's choice first, at most MAX_CANDIDATES, no
  * duplicates, more than one to time, split-K ones with their cluster twins,
@@ -1273,7 +1281,7 @@ START_TEST(tuning_candidates_plan)
     qjit_context *ctx = make_ctx();
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 11008}, {57344, 8192}};
     static const struct { const char *scheme; int group; } sg[] = {{"w4a8-lqq", 128}, {"w4ax", 0}};
-    int total = 0, buckets = 0, twins = 0;
+    int total = 0, buckets = 0, twins = 0, ptwins = 0;
     pthread_mutex_lock(&ctx->lock);
     qjit__lua *L;
     ck_assert_int_eq(qjit__context_lua(ctx, &L), QJIT_OK);
@@ -1308,6 +1316,12 @@ START_TEST(tuning_candidates_plan)
                     for (int c = 0; c < n; c++)
                         twins += !strcmp(keys[c], twin);
                 }
+                /* TMA candidates of a CTA a tile come with a producer
+                 * warpgroup's twin too (where the plan takes one). */
+                for (int a = 0; a < n; a++)
+                    for (int c = 0; c < n; c++)
+                        ptwins += strstr(keys[a], "pipe=tma") && !strstr(keys[a], "producer=") &&
+                                  strstr(keys[c], "producer=wg") && same_but_producer(keys[a], keys[c]);
                 ck_assert_str_eq(keys[0], table.buckets[b].gemm.key);
                 for (int a = 0; a < n; a++) {
                     for (int c = 0; c < a; c++)
@@ -1336,8 +1350,10 @@ START_TEST(tuning_candidates_plan)
             qjit__plan_release(ctx, &table);
         }
     pthread_mutex_unlock(&ctx->lock);
-    printf("tuning candidates: %d over %d buckets (%d split-K ones with their cluster twin)\n", total, buckets, twins);
+    printf("tuning candidates: %d over %d buckets (%d split-K ones with their cluster twin, %d with a producer "
+           "warpgroup's)\n", total, buckets, twins, ptwins);
     ck_assert_int_gt(twins, 10);
+    ck_assert_int_gt(ptwins, 10);
     qjit_context_destroy(ctx);
 }
 END_TEST
@@ -1597,25 +1613,30 @@ START_TEST(sparse_layer_plans)
                 ck_assert_ptr_nonnull(strstr(sk, max_m == 16 ? "pipe=wgmma;" : "pipe=tma;"));
                 ck_assert_ptr_nonnull(strstr(sk, max_m == 16 ? "tile=32x64x128;" : "tile=64x128x128;"));
                 ck_assert_ptr_nonnull(strstr(sk, "split=2"));
-                /* Dense at M <= 16: the decode pipe; at M <= 64 the TMA
-                 * tile in one wave where K loops are short (K = 4096: split
-                 * 1), else the multistage tile. */
+                /* Dense at M <= 16: the decode pipe; at M <= 64 the 64x64
+                 * TMA tile with a producer warpgroup at split 1 (K = 4096),
+                 * but the 64x128 tile's one wave where the 64x64 tiles'
+                 * last wave would be ragged (22016 rows: 344 tiles). */
                 if (max_m == 16)
                     ck_assert_ptr_nonnull(strstr(dk, "pipe=decode;"));
-                else if (shapes[i][1] == 4096)
-                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;reduce=global;scheme=w4a8-lqq;split=1;"));
-                else if (shapes[i][0] == 57344)
-                    ck_assert_ptr_nonnull(strstr(dk, "pipe=multistage;"));
+                else if (shapes[i][0] == 22016)
+                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=64x128x128"));
+                else
+                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;producer=wg;"));
                 continue;
             }
-            /* From 65 tokens on the dense kernel may have a producer
-             * warpgroup, which the residual's pipe does not: the twin is
-             * the 128x128 tile the table takes otherwise. */
+            /* The dense kernel may have a producer warpgroup, which the
+             * residual's pipe does not: the twin is the tile the table
+             * takes otherwise -- on the 4096-wide layers the same tile at
+             * M = 33..128, else 64x128 at M <= 64 and 128x128 past. */
             if (strstr(dk, "producer=wg")) {
-                ck_assert(max_m == 0 || max_m == 128 || max_m == 256 || max_m == 512);
+                ck_assert(max_m == 0 || max_m == 64 || max_m == 128 || max_m == 256 || max_m == 512);
                 ck_assert_ptr_null(strstr(sk, "producer="));
-                ck_assert_ptr_nonnull(strstr(sk, "pipe=tma;"));
-                ck_assert_ptr_nonnull(strstr(sk, "tile=128x128x128;"));
+                ck_assert(strstr(sk, "pipe=tma;") || strstr(sk, "pipe=wgmma;"));
+                const char *tile = max_m == 64 ? (shapes[i][0] <= 4096 ? "tile=64x64x128;" : "tile=64x128x128;")
+                                   : max_m == 128 && shapes[i][0] <= 4096 ? "tile=128x64x128;"
+                                                                          : "tile=128x128x128;";
+                ck_assert_msg(strstr(sk, tile) != NULL, "%s: %s", dk, sk);
                 continue;
             }
             const char *ds = strstr(dk, "stages="), *ss = strstr(sk, "stages=");
@@ -1839,19 +1860,28 @@ START_TEST(dispatch_narrow_tiles_for_4096_wide_layers)
     plan_keys(ctx, "4096", "4096", keys);
     /* Buckets 3, 4, 5: M <= 32, 64, 128. */
     ck_assert_ptr_nonnull(strstr(keys[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
-    /* M <= 64: 64 tiles at split 2 fill 128 SMs in one wave, 16 K tiles each. */
-    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;reduce=global;scheme=w4a8-lqq;split=2;stages=8;tile=64x64x128"));
-    ck_assert_ptr_nonnull(strstr(keys[4], "pipe=tma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=128x64x128"));
+    /* M <= 64: 64 tiles at split 2 fill 128 SMs in one wave, 16 K tiles
+     * each, the pairs in clusters; a producer warpgroup fills the rings. */
+    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=64x64x128"));
+    ck_assert_ptr_nonnull(strstr(keys[4], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=128x64x128"));
     /* K = 11008: 43 K tiles per CTA at split 2, past max_kloop = 16. */
     plan_keys(ctx, "4096", "11008", keys);
     ck_assert_ptr_nonnull(strstr(keys[2], "pipe=multistage"));
     /* ... and 43 at split 2 is past the one wave's 32: split 4, two CTAs an SM. */
     ck_assert_ptr_nonnull(strstr(keys[3], "split=4;stages=8;tile=64x64x128"));
     ck_assert_ptr_nonnull(strstr(keys[4], "tile=128x64x128"));
-    /* Wider layers keep the 128-row tiles past M = 32. */
+    /* Wider layers take the 64x64 tile at M = 33..64 too, and the 128-row
+     * tiles past. */
     plan_keys(ctx, "8192", "8192", keys);
-    for (int i = 3; i < 5; i++)
-        ck_assert_ptr_null(strstr(keys[i], "x64x128;"));
+    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=64x64x128"));
+    ck_assert_ptr_null(strstr(keys[4], "x64x128;"));
+    /* ... but the 64x128 tile where 64x64 tiles two an SM make a ragged
+     * second wave: 22016 rows are 344 tiles against 264 places, 172 of
+     * 64x128 fit one; 12288 rows are 192, one wave. */
+    plan_keys(ctx, "22016", "4096", keys);
+    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=64x128x128"));
+    plan_keys(ctx, "12288", "4096", keys);
+    ck_assert_ptr_nonnull(strstr(keys[3], "pipe=tma;producer=wg;reduce=global;scheme=w4a8-lqq;split=1;stages=8;tile=64x64x128"));
     qjit_context_destroy(ctx);
 }
 END_TEST
