@@ -106,8 +106,13 @@ local WIDE_64 = { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "tma
 -- that the 64x128 tiles make one: H200, bench/results/2026-11-28-
 -- session39, c4: 22016x4096 / 18944x3584 at M = 48 27.7 / 24.4 us on
 -- WIDE_64 against 28.9 / 25.9 on narrow(64).
-local RAGGED_64 = { ragged = { bm = 64, bn = 64, lo = 2.0, hi = 3.0 }, dense = true }
-for k, v in pairs(WIDE_64) do RAGGED_64[k] = v end
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+local RAGGED_64 = copy(WIDE_64)
+RAGGED_64.ragged, RAGGED_64.dense = { bm = 64, bn = 64, lo = 2.0, hi = 3.0 }, true
 -- The 4096-wide layers (N <= 4096) at M = 17..128: 64-row weight tiles give
 -- 64 tiles across N, split 2..4 along K to fill the SMs, with deep TMA rings
 -- (8 stages) -- measured in bench/results/2026-11-22-split2-h100
@@ -124,10 +129,11 @@ for k, v in pairs(WIDE_64) do RAGGED_64[k] = v end
 -- refilling, 240 after; with the producer 211 throughout). Then the 64x64
 -- tile at M = 33..64 on every N (a split-2 pair in a cluster), not only
 -- the 4096-wide layers. H200, table against table, GEMM alone (bench/
--- results/2026-11-28-session39, c4): w4a8-lqq on 16 layers at M = 48 / 64
--- 1.169 / 1.188x (4096x4096 M = 64 13.41 -> 10.46 us, 57344x8192 115.8 ->
--- 85.4), at M = 96 / 128 on the 4096-wide ones 1.196 / 1.240x; the other
--- 4-bit schemes 1.18-1.24x, w8a8 at M = 128 1.07x.
+-- results/2026-11-28-session39, c4): the default scheme on 16 layers at
+-- M = 48 / 64 1.169 / 1.188x (4096x4096 M = 64 13.41 -> 10.46 us,
+-- 57344x8192 115.8 -> 85.4), at M = 96 / 128 on the 4096-wide ones 1.196 /
+-- 1.240x; the other 4-bit schemes 1.18-1.24x, 8-bit weights at M = 128
+-- 1.07x.
 local function narrow(max_m)
   if max_m <= 32 then
     return { max_n = 4096, arch = "sm_90a", k_multiple = 128, max_kloop = 16, pipe = "wgmma", tile = "32x64x128",
@@ -143,8 +149,7 @@ end
 -- 4096-wide layers the same tiles without it, as before session 39 (at
 -- M = 33..64 the split-K slices meeting through the workspace).
 local function narrow_res(max_m)
-  local v = {}
-  for k, x in pairs(narrow(max_m)) do v[k] = x end
+  local v = copy(narrow(max_m))
   v.sparse, v.max_n, v.producer = true, 4096, nil
   if max_m <= 64 then v.reduce = nil end
   return v
@@ -925,9 +930,11 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   end
   local tokens = max_m > 0 and max_m or 4096
   local out, seen = {}, {}
-  local function try(key)
+  -- key: a key of the table's form (without the layer's tail), or with
+  -- `canonical` one of `out` varied (the tail in it already).
+  local function try(key, canonical)
     if #out >= D.MAX_CANDIDATES then return end
-    local ok, canon = pcall(V.canonicalize, key .. tail, arch)
+    local ok, canon = pcall(V.canonicalize, canonical and key or key .. tail, arch)
     if not ok or seen[canon] then return end
     seen[canon] = true
     if pcall(bucket_plan, canon, max_m, S, group, N, K, arch, sms, sections, res, dtype, bias) then
@@ -949,7 +956,8 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   for _, v in ipairs(families) do
     local bm = tonumber(v.tile:match("^(%d+)x"))
     if (not v.arch or v.arch == archn) and (not v.k_multiple or K % v.k_multiple == 0) and (not v.sparse or res)
-       and (not v.dense or not res) and (not v.no_fold or not L.fold) and (not v.producer or not res) and bm >= lo and bm <= hi then
+       and (not v.dense or not res) and (not v.no_fold or not L.fold) and (not v.producer or not res)
+       and bm >= lo and bm <= hi then
       local fam = { max_m = max_m, tile = v.tile, warps = v.warps, stages = v.stages, split = v.split,
                     per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash,
                     producer = v.producer, persist = v.persist }
@@ -966,7 +974,7 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   -- itself (thread 0 refilling between its warpgroup's MMAs).
   for i = 1, #out do
     local key = out[i]
-    if key:find("pipe=tma", 1, true) and not key:find("producer=", 1, true) then try(key .. ";producer=wg") end
+    if key:find("pipe=tma", 1, true) and not key:find("producer=", 1, true) then try(key .. ";producer=wg", true) end
   end
   -- The other reduction of every split-K candidate so far: the slices
   -- meeting in the cluster's shared memory or through the workspace
@@ -977,7 +985,7 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
     local key = out[i]
     if not key:find("split=1;", 1, true) then
       try(key:find("reduce=cluster", 1, true) and key:gsub("reduce=cluster", "reduce=global")
-          or (key:gsub("reduce=global", "reduce=cluster")))
+          or (key:gsub("reduce=global", "reduce=cluster")), true)
     end
   end
   local so_far = #out
@@ -987,7 +995,7 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
     if ring or key:find("pipe=decode", 1, true) then
       local stages = tonumber(key:match("stages=(%d+)"))
       for _, d in ipairs({ -2, 2 }) do
-        if stages + d >= (ring and 3 or 2) then try((key:gsub("stages=%d+", "stages=" .. (stages + d)))) end
+        if stages + d >= (ring and 3 or 2) then try((key:gsub("stages=%d+", "stages=" .. (stages + d))), true) end
       end
     end
   end

@@ -1349,6 +1349,23 @@ START_TEST(tuning_candidates_plan)
             }
             qjit__plan_release(ctx, &table);
         }
+    /* A BF16 layer with a bias: its candidates' twins carry the layer's
+     * fields once (the producer's and the other reduction's twins too). */
+    const char *bargs[] = {"w4a8-lqq", "128", "4096", "4096", "sm_90a", "132", "64", "bf16", "1"};
+    qjit__lua_result br;
+    ck_assert_int_eq(qjit__lua_call(L, "dispatch.lua", "candidates", 9, bargs, &br), QJIT_OK);
+    int bf16_twins = 0, bf16_keys = 0;
+    for (char *save = NULL, *k = strtok_r(br.text, "\n", &save); k; k = strtok_r(NULL, "\n", &save)) {
+        ck_assert_ptr_nonnull(strstr(k, "dtype=bf16"));
+        ck_assert_ptr_nonnull(strstr(k, "bias=1"));
+        bf16_keys++;
+        /* The table's key here is the 64x64 pair in a cluster; its
+         * workspace twin comes only from varying it. */
+        bf16_twins += strstr(k, "producer=wg;reduce=global;scheme=w4a8-lqq;split=2;stages=8;tile=64x64x128") != NULL;
+    }
+    ck_assert_int_gt(bf16_keys, 20);
+    ck_assert_int_gt(bf16_twins, 0);
+    qjit__lua_result_release(L, &br);
     pthread_mutex_unlock(&ctx->lock);
     printf("tuning candidates: %d over %d buckets (%d split-K ones with their cluster twin, %d with a producer "
            "warpgroup's)\n", total, buckets, twins, ptwins);
