@@ -424,6 +424,10 @@ static const char *const PIPES[] = {
     "tile=128x64x128;warps=1x4;stages=6;split=5;pipe=tma;producer=wg",
     "?tile=128x256x128;warps=1x8;stages=4;split=2;pipe=tma;producer=wg",
     "?tile=256x128x128;warps=2x4;stages=4;split=3;pipe=tma;producer=wg",
+    /* The table's 64-row tiles with it at 33..128 tokens (dispatch.lua's
+     * narrow), the split-2 pairs in clusters. */
+    "tile=64x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg",
+    "?tile=128x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg;wu8=1",
     /* Persistent: a CTA per place on the SMs walking output tiles (here one
      * or two each; persistent_tiles_bit_exact: many, in bands). */
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
