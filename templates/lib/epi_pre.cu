@@ -2,12 +2,12 @@
 //% -- at (n0, m0) (default n_cta, m_cta): the scheme's column values of the
 //% -- thread's weight rows, pre_n[i][half], with bias=1 the columns' bias,
 //% -- pre_b[i][half], and unless rows == false its row values of its
-//% -- tokens, pre_m[j][odd]. A kernel with a producer warpgroup makes them
-//% -- ahead (p.epi_early: a persistent one as a tile starts, a CTA a tile
-//% -- before its main loop; where its epilogue also reads the tokens' row
-//% -- sums, a persistent one before its drain) so that its epilogue does not
-//% -- wait for them (lib/epilogue.cu with pre = true); other kernels make
-//% -- the columns' in their epilogue.
+//% -- tokens, pre_m[j][odd]. A warpgroup-MMA kernel makes them ahead where
+//% -- its registers allow (p.epi_early, lib/wgmma_plan.lua: a persistent one
+//% -- as a tile starts, a CTA a tile before its main loop; where its
+//% -- epilogue also reads the tokens' row sums, a persistent one before its
+//% -- drain) so that its epilogue does not wait for them (lib/epilogue.cu
+//% -- with pre = true); other kernels make the columns' in their epilogue.
 //% local n0, m0 = n0 or "n_cta", m0 or "m_cta"
     epi_col pre_n[MI][2];
 //% if p.bias == 1 then
