@@ -15,10 +15,8 @@ local D = {}
 -- bn, lo, hi }: the bucket's tokens (max_m) and N in tiles of bm x bn make
 -- more than lo and at most hi waves of one tile an SM; min_kloop /
 -- max_kloop: at least / at most this many K tiles per CTA at the split
--- chosen; sparse: only for weights that carry a residual; dense: only for
--- weights without one; no_fold: not for schemes that rescale per group in
--- the K loop; producer: never for weights with a residual, whose pipe has
--- no producer warpgroup).
+-- chosen; sparse: only for weights that carry a residual; no_fold: not for
+-- schemes that rescale per group in the K loop).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -112,7 +110,7 @@ local function copy(t)
   return c
 end
 local RAGGED_64 = copy(WIDE_64)
-RAGGED_64.ragged, RAGGED_64.dense = { bm = 64, bn = 64, lo = 2.0, hi = 3.0 }, true
+RAGGED_64.ragged = { bm = 64, bn = 64, lo = 2.0, hi = 3.0 }
 -- The 4096-wide layers (N <= 4096) at M = 17..128: 64-row weight tiles give
 -- 64 tiles across N, split 2..4 along K to fill the SMs, with deep TMA rings
 -- (8 stages) -- measured in bench/results/2026-11-22-split2-h100
@@ -144,15 +142,6 @@ local function narrow(max_m)
   end
   return { max_n = 4096, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "128x64x128", warps = "1x4",
            stages = 8, split = "auto", per_sm = 1, reduce = "cluster", producer = "wg" }
-end
--- Weights with a residual, whose pipe has no producer warpgroup: on the
--- 4096-wide layers the same tiles without it, as before session 39 (at
--- M = 33..64 the split-K slices meeting through the workspace).
-local function narrow_res(max_m)
-  local v = copy(narrow(max_m))
-  v.sparse, v.max_n, v.producer = true, 4096, nil
-  if max_m <= 64 then v.reduce = nil end
-  return v
 end
 -- Past 512 tokens: 256x128 tiles on two MMA warpgroups of 128 tokens each
 -- beside a producer warpgroup (producer=wg: the ring filled by a warpgroup
@@ -251,13 +240,11 @@ end
 --   M <= 16, 4096 < N <= 8192: the 32x64 wgmma tile at split 2, not the
 --   decode twin (8192x8192: 35.6 against 45.9 us, dense 25.2; 8192x28672:
 --   104.9 against 141.2, dense 64.3).
---   M <= 64, N > 8192: the 64x128 TMA tile at split 2, not the multistage
---   twin (12288x4096: 27.7 against 35.4 us, dense 26.1; 22016x4096: 46.5
---   against 54.8, dense 35.4).
+-- (At M <= 64 past N = 8192 the 64x128 TMA tile at split 2 was another
+-- (12288x4096: 27.7 against 35.4 us, dense 26.1), until the residual came
+-- with a producer warpgroup's tiles (session 40): now the dense choice's.)
 local SPARSE_16 = { sparse = true, max_n = 8192, arch = "sm_90a", k_multiple = 128, pipe = "wgmma", tile = "32x64x128",
                     warps = "1x4", stages = 8, split = 2, reduce = "cluster" }
-local SPARSE_64 = { sparse = true, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "64x128x128", warps = "1x8",
-                    stages = 4, split = 2, per_sm = 2 }
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
 -- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
@@ -271,9 +258,9 @@ D.BUCKETS = {
     alts = { narrow(32), { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128",
                            warps = "1x4", stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
-    alts = { RAGGED_64, narrow(64), narrow_res(64), wgmma_64("tma", 16), wgmma_64("wgmma"), SPARSE_64, WIDE_64 } },
+    alts = { RAGGED_64, narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), WIDE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
-    alts = { narrow(128), narrow_res(128), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
+    alts = { narrow(128), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 256, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
     alts = { ragged_wg(), large_wg(10240), wgmma_128("auto", ONE_WAVE_P, true), wgmma_128("auto", ONE_WAVE) } },
   { max_m = 512, tile = "128x128x64", warps = "2x4", stages = 3, split = 1,
@@ -505,7 +492,7 @@ end
 -- The bucket's variant for this layer and target: its first alternative
 -- whose conditions hold, else its own fields; res: the weights' residual
 -- (residual_of) or nil. A scheme whose weights the warpgroup MMA may take
--- unsigned (its layout's unsigned_mma) does so in every dense wgmma/tma kernel (wu8=1: one
+-- unsigned (its layout's unsigned_mma) does so in every wgmma/tma kernel (wu8=1: one
 -- instruction less per four weights, the sums starting at the row sums'
 -- share; session 34, bench/results/2026-11-28-session34, c2: GEMM
 -- alone 1.010 / 1.023 / 1.006 / 1.000 / 1.007 / 1.025 / 1.035x at M = 32 /
@@ -518,8 +505,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
     if (not alt.max_n or N <= alt.max_n) and (not alt.min_n or N >= alt.min_n) and (not alt.arch or alt.arch == archn)
        and (not alt.k_multiple or K % alt.k_multiple == 0) and (not alt.n_multiple or N % alt.n_multiple == 0)
        and (not alt.max_k or K <= alt.max_k) and (not alt.ragged or ragged(alt.ragged, b.max_m, N, sms))
-       and (not alt.sparse or res) and (not alt.dense or not res)
-       and (not alt.no_fold or not L.fold) and (not alt.producer or not res) then
+       and (not alt.sparse or res) and (not alt.no_fold or not L.fold) then
       bm, bn, bk = fit_tile(alt.tile, group, K)
       split, stages, per_sm, ow_producer = choose_split(alt, b.max_m, bm, bn, bk, N, K, sms)
       local kloop = (K // bk) // split
@@ -534,8 +520,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
     bm, bn, bk = fit_tile(v.tile, group, K)
     split, stages, per_sm, ow_producer = choose_split(v, b.max_m, bm, bn, bk, N, K, sms)
   end
-  -- (Weights with a residual: their pipe has no producer warpgroup.)
-  local producer = not res and (v.producer or ow_producer)
+  local producer = v.producer or ow_producer
   local reduce = (v.reduce and split == 2) and (";reduce=" .. v.reduce) or ""
   local pipe = v.pipe or "multistage"
   local key = string.format("kernel=gemm;scheme=%s;g=%d;tile=%dx%dx%d;warps=%s;stages=%d;split=%d;pipe=%s;arch=%s%s%s%s%s",
@@ -543,7 +528,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
                             v.stash and ";stash=1" or "", int4_mma(L, pipe, archn) and ";mma=s4" or "",
                             producer and ";producer=" .. producer or "")
             .. ((producer and v.persist) and ";persist=1" or "") .. ((producer and v.persist and v.sk) and ";sk=1" or "")
-            .. ((L.unsigned_mma and not res and (pipe == "tma" or pipe == "wgmma")) and ";wu8=1" or "")
+            .. ((L.unsigned_mma and (pipe == "tma" or pipe == "wgmma")) and ";wu8=1" or "")
   if not res then return key end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
@@ -956,7 +941,7 @@ function D.candidates(scheme, group, N, K, arch, sms, max_m, dtype, bias, rbn, r
   for _, v in ipairs(families) do
     local bm = tonumber(v.tile:match("^(%d+)x"))
     if (not v.arch or v.arch == archn) and (not v.k_multiple or K % v.k_multiple == 0) and (not v.sparse or res)
-       and (not v.dense or not res) and (not v.no_fold or not L.fold) and (not v.producer or not res)
+       and (not v.no_fold or not L.fold)
        and bm >= lo and bm <= hi then
       local fam = { max_m = max_m, tile = v.tile, warps = v.warps, stages = v.stages, split = v.split,
                     per_sm = v.per_sm, one_wave = v.one_wave, pipe = v.pipe, reduce = v.reduce, stash = v.stash,

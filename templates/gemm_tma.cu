@@ -76,7 +76,13 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
  * measured the same) its lookup and copies. Warp 0 doing both in series
  * paced the ring (3-9 points over dense at M >= 256, bench/results/
  * 2026-11-23-session16-h100). */
+//% if p.producer == 1 then
+/* With a producer warpgroup the residual is its second warp's (its first
+ * warp's lane 0 issues the tensor copies): neither job is an MMA warp's. */
+#define R_WARP (THREADS / 32 + 1)
+//% else
 #define R_WARP (THREADS / 32 > 4 ? 5 : 1)
+//% end
 
 /* Warp 0's part: lane 0, once the slot is free (WAIT: its `empty` phase of
  * this parity), arrives with the tile's bytes and issues its tensor copies
@@ -289,7 +295,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     __syncthreads();
     /* Fill the ring: weights first -- they do not depend on the activation
      * kernel that may still be running (programmatic dependent launch). */
-//% if p.sparse == 1 then
+//% if p.sparse == 1 and p.producer == 0 then
     /* Warp 0 issues every slot's tensor copies, the residual's warp each
      * tile's residual beside them: its blocks (one copy of 512 bytes per
      * block present, counted into the slot's bytes) or, with a ring of its
@@ -380,7 +386,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
          * in a persistent kernel): the it-th goes to slot it % STAGES once
          * its (it / STAGES)-th use is over. The CTA's first stages: weights
          * before the activation kernel is waited for, tokens after. */
-        if (tid == {{ p.excp == 1 and "THREADS + 128" or "THREADS" }}) {
+        if (tid == {{ p.excp == 1 and "THREADS + 128" or "THREADS" }}{{ p.sparse == 1 and " || warp == R_WARP" or "" }}) {
             int it = 0;
 //% if p.persist == 1 then
             work u;
@@ -392,7 +398,24 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
             {
 //% end
                 int kt = 0;
-                if (it == 0) {
+//% if p.sparse == 1 then
+                /* The residual's warp: each K tile's residual into its slot
+                 * beside the tile's copies (slot_residual), the slot taken
+                 * when the copies' thread takes it -- once every MMA warp
+                 * has released it. Its lanes' cursor starts at the piece's
+                 * first tile. */
+                if (warp == R_WARP) {
+                    residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
+                    for (; kt < ktiles; ++kt, ++it) {
+                        const int slot = it % STAGES;
+                        if (it >= STAGES)
+                            slot_free(empty0 + slot * 8, (it / STAGES - 1) & 1, lane);
+                        slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
+                                      rweight, n_cta, N, K);
+                    }
+                }
+//% end
+                if ({{ p.sparse == 1 and "warp != R_WARP && " or "" }}it == 0) {
                     for (; kt < STAGES && kt < ktiles; ++kt) {
                         mbar_expect_tx(full0 + kt * 8, TX_BYTES);
                         tma_stage<true, false>(smem_base + kt * STAGE_BYTES, full0 + kt * 8, kt_begin + kt, xmap, wmap,

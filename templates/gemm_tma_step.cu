@@ -22,7 +22,7 @@
 //% end
         /* Refill the previous tile's slot with the tile STAGES ahead of it,
          * once every warp has released it. */
-//% if p.sparse == 1 then
+//% if p.sparse == 1 and p.producer == 0 then
         /* Warp 0: the tile's copies once the slot is free; the residual's
          * warp: its residual (gemm_tma.cu). */
         if ((warp == 0 || warp == R_WARP) && kt > 0 && kt - 1 + STAGES < ktiles) {

@@ -337,9 +337,14 @@ function V.parse(text, default_arch)
   if f.rslots and not f.sparsity then bad("rslots=" .. f.rslots .. " needs a budget (sparsity > 0)") end
   if f.stash == "0" then f.stash = nil end
   if f.producer == "thread" then f.producer = nil end
-  if f.producer and (f.kernel ~= "gemm" or f.pipe ~= "tma" or f.sparsity) then
-    bad("producer=wg is for the dense TMA pipe (pipe=tma without a residual), not "
-        .. (f.sparsity and "a kernel with a residual (sparsity=" .. f.sparsity .. ")" or "pipe=" .. tostring(f.pipe)))
+  if f.producer and (f.kernel ~= "gemm" or f.pipe ~= "tma") then
+    bad("producer=wg is for the TMA pipe (pipe=tma), not pipe=" .. tostring(f.pipe))
+  end
+  -- With a producer warpgroup a residual comes with its tile, into the
+  -- stage (its second warp's), not into a ring of its own.
+  if f.producer and f.rslots then
+    bad("rslots=" .. f.rslots .. " (the residual in a ring of its own) is filled by the MMA warpgroups' warps; "
+        .. "with producer=wg the residual comes with its tile: leave rslots out")
   end
   if f.persist == "0" then f.persist = nil end
   if f.persist and (f.producer ~= "wg" or f.split ~= "1") then
@@ -351,11 +356,14 @@ function V.parse(text, default_arch)
     bad("excp=1 adds a dequantization warpgroup beside the producer warpgroup: it needs producer=wg and split=1, not "
         .. (f.producer ~= "wg" and "producer=" .. (f.producer or "thread") or "split=" .. f.split))
   end
+  if f.excp and f.sparsity then
+    bad("excp=1 dequantizes dense weights into its INT8 ring; a kernel with a residual (sparsity=" .. f.sparsity
+        .. ") adds it in the MMA warpgroups' registers: leave excp out")
+  end
   if f.wu8 == "0" then f.wu8 = nil end
-  if f.wu8 and (f.kernel ~= "gemm" or (f.pipe ~= "tma" and f.pipe ~= "wgmma") or f.sparsity or f.excp) then
-    bad("wu8=1 gives the warpgroup MMA's register operand unsigned weights: it is for the dense pipes tma and wgmma "
-        .. "without excp=1, not " .. (f.sparsity and "a kernel with a residual (sparsity=" .. f.sparsity .. ")"
-                                      or f.excp and "excp=1" or "pipe=" .. tostring(f.pipe)))
+  if f.wu8 and (f.kernel ~= "gemm" or (f.pipe ~= "tma" and f.pipe ~= "wgmma") or f.excp) then
+    bad("wu8=1 gives the warpgroup MMA's register operand unsigned weights: it is for the pipes tma and wgmma "
+        .. "without excp=1, not " .. (f.excp and "excp=1" or "pipe=" .. tostring(f.pipe)))
   end
   if f.pingpong == "0" then f.pingpong = nil end
   if f.pingpong and not f.persist then

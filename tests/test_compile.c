@@ -169,6 +169,10 @@ START_TEST(default_set_compiles_for_every_arch)
         "pipe=wgmma;tile=32x64x128;warps=1x4;stages=8;split=2;reduce=cluster",
         "pipe=wgmma;tile=64x128x128;warps=2x4;stages=4",
         "pipe=tma;tile=128x128x128;warps=1x8;stages=6", "pipe=tma;tile=128x64x128;warps=1x4;stages=8;split=2;reduce=cluster",
+        /* Filled by a producer warpgroup (its second warp the residual's),
+         * a CTA a tile and persistent. */
+        "pipe=tma;tile=64x64x128;warps=1x4;stages=8;split=2;reduce=cluster;producer=wg",
+        "pipe=tma;tile=128x256x128;warps=1x8;stages=3;producer=wg;persist=1;sk=1",
         /* The residual in a ring of its own beside the dense kernel's stages. */
         "pipe=tma;tile=128x128x128;warps=1x8;stages=4;rslots=1",
         "pipe=tma;tile=64x128x128;warps=2x4;stages=5;split=2;reduce=cluster;rslots=2",
@@ -484,7 +488,7 @@ END_TEST
 /* ptxas's performance advisories reach the log, named by variant: the lines
  * of a log that carry one are found (and only those), and a template edit
  * that lets the compiler sink QoQ's per-channel dequantization (masks of the
- * loaded words) past the wgmma fence -- the pin of lib/wgmma_tile.cu taken
+ * loaded words) past the wgmma fence -- the pin of lib/wgmma_steps.cu taken
  * out -- is reported as serialized by ptxas 13.0, while the built-in
  * template compiles clean. */
 START_TEST(performance_advisories_are_logged)
@@ -514,14 +518,14 @@ START_TEST(performance_advisories_are_logged)
     char path[4096];
     snprintf(path, sizeof path, "%s/lib", tpl);
     ck_assert_int_eq(mkdir(path, 0700), 0);
-    snprintf(path, sizeof path, "%s/lib/wgmma_tile.cu", QJIT_SOURCE_TEMPLATES);
+    snprintf(path, sizeof path, "%s/lib/wgmma_steps.cu", QJIT_SOURCE_TEMPLATES);
     char *text = read_text(path);
     static const char pinned[] = "reg_pin(a[i][r / 4][r % 4]);", unpinned[] = "(void)0;";
     char *pin = strstr(text, pinned);
     ck_assert_ptr_nonnull(pin);
     memcpy(pin, unpinned, sizeof unpinned - 1);
     memmove(pin + sizeof unpinned - 1, pin + sizeof pinned - 1, strlen(pin + sizeof pinned - 1) + 1);
-    snprintf(path, sizeof path, "%s/lib/wgmma_tile.cu", tpl);
+    snprintf(path, sizeof path, "%s/lib/wgmma_steps.cu", tpl);
     FILE *f = fopen(path, "wb");
     fputs(text, f);
     fclose(f);

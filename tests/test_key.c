@@ -131,7 +131,9 @@ static char *source_with(qjit_context *ctx, const char *key, const char *const *
  * twin of a persistent 64x64 tile, three CTAs an SM, asked 144 of a pool
  * that held 136). Persistent kernels and INT32 twins too, and explicit
  * dequantization (excp=1): a third warpgroup that lowers its count to D
- * (or keeps the launch share), counted in the pool. */
+ * (or keeps the launch share), counted in the pool; and kernels with a
+ * sparse residual, whose producer keeps more (its second warp looks the
+ * residual up). */
 START_TEST(producer_register_budget)
 {
     qjit_context *ctx = make_ctx();
@@ -139,14 +141,15 @@ START_TEST(producer_register_budget)
     static const char *const tiles[] = {"128x256x128;warps=1x8", "256x128x128;warps=2x4", "128x128x128;warps=1x8",
                                         "128x128x128;warps=2x4", "128x64x128;warps=1x4", "64x128x128;warps=1x8",
                                         "64x64x128;warps=1x4", "32x128x128;warps=1x4"};
-    int accepted = 0, refused = 0, shared = 0, dequant = 0;
+    int accepted = 0, refused = 0, shared = 0, dequant = 0, sparse = 0;
     for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
         for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
             for (int stages = 3; stages <= 8; stages++)
-            for (int form = 0; form < 8; form++) {
+            for (int form = 0; form < 10; form++) {
                 static const char *const forms[] = {"",          ";epi=i32", ";persist=1", ";persist=1;epi=i32",
                                                     ";excp=1",   ";excp=1;persist=1", ";persist=1;pingpong=1",
-                                                    ";persist=1;pingpong=1;epi=i32"};
+                                                    ";persist=1;pingpong=1;epi=i32", ";sparsity=0.1",
+                                                    ";persist=1;sparsity=0.05;epi=i32"};
                 const int excp = form == 4 || form == 5;
                 char key[256];
                 snprintf(key, sizeof key, "scheme=%s;pipe=tma;tile=%s;stages=%d;producer=wg;arch=sm_90a%s", schemes[s],
@@ -192,12 +195,14 @@ START_TEST(producer_register_budget)
                 accepted++;
                 shared += C > 1;
                 dequant += excp;
+                sparse += form >= 8;
                 qjit_free(ctx, src);
             }
-    printf("producer=wg: %d keys accepted (%d with CTAs sharing an SM, %d excp), %d refused\n", accepted, shared, dequant,
-           refused);
+    printf("producer=wg: %d keys accepted (%d with CTAs sharing an SM, %d excp, %d sparse), %d refused\n", accepted,
+           shared, dequant, sparse, refused);
     ck_assert_int_ge(accepted, 160);
     ck_assert_int_ge(dequant, 40);
+    ck_assert_int_ge(sparse, 40);
     ck_assert_int_ge(shared, 20);
     ck_assert_int_ge(refused, 40);
     qjit_context_destroy(ctx);
@@ -231,12 +236,24 @@ START_TEST(bad_keys_are_rejected)
         canon(ctx, "scheme=w4ax;pipe=tma;tile=128x128x128;warps=1x8;stash=1", a);
         ck_assert_ptr_nonnull(strstr(a, ";stash=1;"));
     }
-    /* producer=wg (a warpgroup of its own fills the ring): the dense TMA
-     * pipe only; thread is the default, unnamed. Two CTAs per SM leave the
-     * MMA warpgroups too few registers for a 128x128 tile. */
-    expect_refused(ctx, "pipe=wgmma;tile=64x128x128;warps=1x8;producer=wg", "producer=wg is for the dense TMA pipe");
-    expect_refused(ctx, "tile=32x128x128;warps=1x4;producer=wg", "producer=wg is for the dense TMA pipe");
-    expect_refused(ctx, "pipe=tma;tile=64x128x128;warps=1x8;sparsity=0.1;producer=wg", "dense TMA pipe");
+    /* producer=wg (a warpgroup of its own fills the ring): the TMA pipe
+     * only; thread is the default, unnamed. With a residual it comes with
+     * its tile (no ring of its own), and the MMA warpgroups dequantize (no
+     * excp). Two CTAs per SM leave the MMA warpgroups too few registers
+     * for a 128x128 tile. */
+    expect_refused(ctx, "pipe=wgmma;tile=64x128x128;warps=1x8;producer=wg", "producer=wg is for the TMA pipe (pipe=tma)");
+    expect_refused(ctx, "tile=32x128x128;warps=1x4;producer=wg", "producer=wg is for the TMA pipe (pipe=tma)");
+    expect_refused(ctx, "pipe=tma;tile=64x128x128;warps=1x8;sparsity=0.1;rslots=1;producer=wg",
+                   "with producer=wg the residual comes with its tile");
+    expect_refused(ctx, "pipe=tma;tile=128x128x128;warps=1x8;stages=3;split=1;sparsity=0.1;producer=wg;excp=1",
+                   "a kernel with a residual (sparsity=0.1) adds it in the MMA warpgroups' registers");
+    {
+        char a[1024];
+        canon(ctx, "pipe=tma;tile=64x64x128;warps=1x4;stages=8;split=2;reduce=cluster;sparsity=0.1;producer=wg", a);
+        ck_assert_ptr_nonnull(strstr(a, ";producer=wg;"));
+        canon(ctx, "pipe=tma;tile=128x256x128;warps=1x8;stages=3;sparsity=0.1;producer=wg;persist=1;sk=1", a);
+        ck_assert_ptr_nonnull(strstr(a, ";persist=1;"));
+    }
     expect_refused(ctx, "pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg",
                    "with producer=wg and 2 CTAs per SM the MMA warpgroups get 104");
     expect_bad(ctx, "producer=both", QJIT_INVALID_KEY, "producer");
@@ -956,10 +973,17 @@ START_TEST(wu8_keys)
     char a[512];
     canon(ctx, "scheme=w4a8-lqq;pipe=tma;tile=128x128x128;warps=1x8;wu8=0", a);
     ck_assert_ptr_null(strstr(a, "wu8"));
+    /* With a sparse residual: added to the unsigned bytes in one add (U8' +
+     * R8 = (Q8' + R8) + 128 stays in 0..255), no sign flips. */
+    {
+        const char *has[] = {"k32.s32.u8.s8 ", "return q + n - 0x08080808u;", "return q4x4 * s + a4;", NULL};
+        char *src = source_with(ctx, "scheme=w4a8-lqq;g=128;pipe=tma;tile=64x128x128;warps=1x8;sparsity=0.1;wu8=1", has,
+                                (const char *const[]){"^ 0x80808080u", NULL});
+        qjit_free(ctx, src);
+    }
     static const refusal r[] = {
         {"scheme=w4a8-lqq;wu8=1", "not pipe=multistage"},
         {"scheme=w4a8-lqq;pipe=decode;tile=16x32x64;warps=1x8;wu8=1", "not pipe=decode"},
-        {"scheme=w4a8-lqq;pipe=tma;tile=64x128x128;warps=1x8;sparsity=0.1;wu8=1", "a kernel with a residual"},
         {"scheme=w4a8-lqq;pipe=tma;tile=128x128x128;warps=1x8;stages=4;producer=wg;excp=1;wu8=1", "excp=1"},
         {"scheme=w4a8-qoq;pipe=tma;tile=128x128x128;warps=1x8;wu8=1", "no unsigned form"},
         {"scheme=w8a8;g=0;pipe=tma;tile=128x128x128;warps=1x8;wu8=1", "no unsigned form"},
@@ -1602,15 +1626,14 @@ START_TEST(sparse_layer_plans)
         qjit__plan_release(ctx, &plan);
     }
     /* On every default shape each bucket runs the dense choice's sparse
-     * twin: the same key with the budget and blocks, at most fewer stages
-     * (never below 3) where the residual's blocks would cost CTAs per SM;
-     * except where the table names a kernel for sparse weights only: at
-     * M <= 16 on layers of 4097..8192 rows (not the decode pipe's twin)
-     * and at M <= 64 on wider ones (the 64x128 TMA tile at split 2, where
-     * the dense layer runs it in one wave or the multistage tile). */
+     * twin: the same key with the budget and blocks (a producer warpgroup
+     * and a persistent kernel included), at most fewer stages (never below
+     * 3) where the residual's blocks would cost CTAs per SM; except where
+     * the table names a kernel for sparse weights only: at M <= 16 on
+     * layers of 4097..8192 rows (not the decode pipe's twin). */
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                         {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-    int fewer = 0, total = 0;
+    int fewer = 0, total = 0, producers = 0, persistent = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
         const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
@@ -1625,37 +1648,16 @@ START_TEST(sparse_layer_plans)
             char want[1024], got[1024];
             const char *dk = dense.buckets[b].gemm.key, *sk = sparse.buckets[b].gemm.key;
             const int max_m = dense.buckets[b].max_m;
-            if ((max_m == 16 && shapes[i][0] > 4096 && shapes[i][0] <= 8192) || (max_m == 64 && shapes[i][0] > 8192)) {
+            if (max_m == 16 && shapes[i][0] > 4096 && shapes[i][0] <= 8192) {
                 printf("%lldx%lld M <= %d: %s\n", (long long)shapes[i][0], (long long)shapes[i][1], max_m, sk);
-                ck_assert_ptr_nonnull(strstr(sk, max_m == 16 ? "pipe=wgmma;" : "pipe=tma;"));
-                ck_assert_ptr_nonnull(strstr(sk, max_m == 16 ? "tile=32x64x128;" : "tile=64x128x128;"));
+                ck_assert_ptr_nonnull(strstr(sk, "pipe=wgmma;"));
+                ck_assert_ptr_nonnull(strstr(sk, "tile=32x64x128;"));
                 ck_assert_ptr_nonnull(strstr(sk, "split=2"));
-                /* Dense at M <= 16: the decode pipe; at M <= 64 the 64x64
-                 * TMA tile with a producer warpgroup at split 1 (K = 4096),
-                 * but the 64x128 tile's one wave where the 64x64 tiles'
-                 * last wave would be ragged (22016 rows: 344 tiles). */
-                if (max_m == 16)
-                    ck_assert_ptr_nonnull(strstr(dk, "pipe=decode;"));
-                else if (shapes[i][0] == 22016)
-                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=64x128x128"));
-                else
-                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;producer=wg;"));
+                ck_assert_ptr_nonnull(strstr(dk, "pipe=decode;"));   /* dense: the decode pipe */
                 continue;
             }
-            /* The dense kernel may have a producer warpgroup, which the
-             * residual's pipe does not: the twin is the tile the table
-             * takes otherwise -- on the 4096-wide layers the same tile at
-             * M = 33..128, else 64x128 at M <= 64 and 128x128 past. */
-            if (strstr(dk, "producer=wg")) {
-                ck_assert(max_m == 0 || max_m == 64 || max_m == 128 || max_m == 256 || max_m == 512);
-                ck_assert_ptr_null(strstr(sk, "producer="));
-                ck_assert(strstr(sk, "pipe=tma;") || strstr(sk, "pipe=wgmma;"));
-                const char *tile = max_m == 64 ? (shapes[i][0] <= 4096 ? "tile=64x64x128;" : "tile=64x128x128;")
-                                   : max_m == 128 && shapes[i][0] <= 4096 ? "tile=128x64x128;"
-                                                                          : "tile=128x128x128;";
-                ck_assert_msg(strstr(sk, tile) != NULL, "%s: %s", dk, sk);
-                continue;
-            }
+            producers += strstr(sk, "producer=wg;") != NULL;
+            persistent += strstr(sk, "persist=1;") != NULL;
             const char *ds = strstr(dk, "stages="), *ss = strstr(sk, "stages=");
             ck_assert_ptr_nonnull(ds);
             ck_assert_ptr_nonnull(ss);
@@ -1666,7 +1668,6 @@ START_TEST(sparse_layer_plans)
             /* The rest of the key: the dense one with the two fields added. */
             snprintf(want, sizeof want, "%.*srblock=64x64;%.*ssparsity=0.1;%s", (int)(strstr(dk, "reduce=") - dk), dk,
                      (int)(strstr(dk, "split=") - strstr(dk, "reduce=")), strstr(dk, "reduce="), strstr(dk, "split="));
-            drop_wu8(want);   /* the residual's kernels take signed weights */
             snprintf(got, sizeof got, "%s", sk);
             char *w = strstr(want, "stages="), *g = strstr(got, "stages=");
             w[7] = g[7] = '#';
@@ -1680,8 +1681,11 @@ START_TEST(sparse_layer_plans)
         qjit__plan_release(ctx, &dense);
         qjit__plan_release(ctx, &sparse);
     }
-    printf("sparse twins of the default lqq g=128 plans: %d of %d with fewer stages\n", fewer, total);
+    printf("sparse twins of the default lqq g=128 plans: %d of %d with fewer stages, %d with a producer warpgroup "
+           "(%d persistent)\n", fewer, total, producers, persistent);
     ck_assert_int_gt(fewer, 0);
+    ck_assert_int_gt(producers, 0);
+    ck_assert_int_gt(persistent, 0);
     /* Every target has the sparse twins of its buckets (the shared-memory
      * limits of sm_86/89 included). */
     static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};

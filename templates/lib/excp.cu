@@ -1,7 +1,7 @@
 /* lib/excp.cu -- explicit dequantization (excp=1): the dequantization
  * warpgroup's work on one K tile. Warp q takes the tile's 16-row blocks q,
  * q + 4, ... (MD of them); per 64-k step it loads a block's packed words and
- * group parameters as the register path does (lib/wgmma_tile.cu) and
+ * group parameters as the register path does (lib/wgmma_steps.cu) and
  * dequantizes them into the m16n8k32 A fragments, which it stores as INT8
  * rows of BK bytes, 128-byte swizzled (16-byte chunk c of row r at chunk
  * c ^ (r % 8)): the layout the MMA warpgroups' A descriptors read, the

@@ -38,6 +38,15 @@ static __device__ __forceinline__ int residual_word(int nb, int k64, int kwords)
 /* k-words per row block of a layer with K columns. */
 static __device__ __forceinline__ int residual_kwords(int K) { return (K / RBK + 31) / 32; }
 
+//% if p.wu8 == 1 then
+/* Q8' + R8 per byte, unsigned (wu8=1): q holds four U8' = Q8' + 128, n four
+ * R8 + 8 (0..15). Every byte of q + n - 8 lies in 0..255 (the sum Q8' + R8
+ * is INT8), so one 32-bit add carries nothing between bytes. */
+static __device__ __forceinline__ u32 residual_add4(u32 q, u32 n)
+{
+    return q + n - 0x08080808u;
+}
+//% else
 /* Q8' + R8 per byte: q holds four INT8 Q8', n four R8 + 8 (0..15). Biased
  * by 128 every byte of q + n - 8 lies in 0..255 (the sum is INT8), so one
  * 32-bit add carries nothing between bytes. */
@@ -45,6 +54,7 @@ static __device__ __forceinline__ u32 residual_add4(u32 q, u32 n)
 {
     return ((q ^ 0x80808080u) + n - 0x08080808u) ^ 0x80808080u;
 }
+//% end
 
 /* A lane's 16 bytes of a residual block added to the A registers of its two
  * m16n8k32 MMAs (a[kk][0..3], the nibbles placed as the 4-bit layout places

@@ -31,12 +31,19 @@
     const int ktiles = kt_end - kt_begin;
     /* This warp's first 16-row block (of the CTA's), one per 64-row wgmma block. */
     const int nbl0 = wg_n * (BN / WG_N / 16) + wq;
+//% if p.sparse == 1 and p.rslots == 0 then
+    /* Its warpgroup's bits in a tile's residual word (lib/wgmma_tile.cu):
+     * those of its BN / WG_N / 16 row blocks, BK / 64 each. */
+    const int rwidth = (BN / WG_N / 16) * (BK / 64);
+    const u32 rwg = (rwidth >= 32 ? 0xFFFFFFFFu : (1u << rwidth) - 1u) << (wg_n * rwidth % 32);
+//% end
 
-//% if p.sparse == 1 then
+//% if p.sparse == 1 and p.producer == 0 then
     /* The lanes of one warp look up the residual of each K tile
      * (lib/residual.cu): warp 0's (cp.async ring; tid is past the tile's
      * blocks elsewhere) or the residual's warp's (pipe=tma, gemm_tma.cu;
-     * the other warps' lanes start past the blocks: no cursor, no load). */
+     * the other warps' lanes start past the blocks: no cursor, no load).
+     * A producer warpgroup's residual warp keeps its own (gemm_tma.cu). */
 //% local rl = p.tma == 1 and "warp == R_WARP ? lane : (BN / 16) * (BK / 64)" or "tid"
     residual_cursor rcur = residual_tile_start(rmask, {{ rl }}, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
 //% end

@@ -40,6 +40,10 @@ local P = {}
 -- producer=wg: the registers the producer warpgroup keeps (setmaxnreg's
 -- least); the MMA warpgroups take the rest of the CTA's share.
 local PRODUCER_REGS = 24
+-- ... and where it also looks up a sparse residual (its second warp: a
+-- cursor in the presence words, a lane's block address): at 24 ptxas
+-- spills it.
+local PRODUCER_REGS_SPARSE = 40
 
 -- excp=1: the INT8 weights' ring (two slots: the dequantization of tile
 -- k + 1 runs while the MMAs read tile k), and the registers the
@@ -109,11 +113,12 @@ function P.check(f, arch)
   -- producer warpgroup beside them.
   local consumers = 128 * mma_wgs
   local producer = f.producer == "wg"
+  local preg = f.sparsity and PRODUCER_REGS_SPARSE or PRODUCER_REGS
   local deq_want = excp and dequant_regs(bn // 64, L.bits // 4) or 0
   local threads = consumers + (producer and 128 or 0) + (excp and 128 or 0)
   -- With a producer warpgroup the cap is known once shared memory says
   -- how many CTAs share the SM (below); until then, one CTA's.
-  local cap = producer and math.min(255, (65536 - 128 * PRODUCER_REGS - 128 * deq_want) // consumers // 8 * 8)
+  local cap = producer and math.min(255, (65536 - 128 * preg - 128 * deq_want) // consumers // 8 * 8)
               or math.min(255, 65536 // threads // 8 * 8)
   -- Two steps of A fragments: the packed words and the dequantized ones,
   -- or (a_is_loaded) the loaded words themselves; none where the A
@@ -220,9 +225,12 @@ function P.check(f, arch)
   -- bias; a word a token's scale, two with two activation parts) leave
   -- the CTAs shared memory lets share an SM (two at most) their share of
   -- the register file; unless the epilogue reads the tokens' row sums as
-  -- well (a persistent kernel then makes them before its drain).
+  -- well (a persistent kernel then makes them before its drain). Not in a
+  -- persistent kernel with a sparse residual: its main loop has the steps
+  -- twice (lib/wgmma_tile.cu), and the loads kept across it spill.
   local early_regs = mi * 2 * (f.bias == "1" and 2 or 1) + nt // 8 * 2 * (L.parts or 1)
-  local room = producer or regs + early_regs <= 65536 // (threads * math.max(1, math.min(2, G.resident(p))))
+  local room = not (sp.sparse == 1 and f.persist == "1")
+               and (producer or regs + early_regs <= 65536 // (threads * math.max(1, math.min(2, G.resident(p)))))
   p.epi_early = (p.stsm == 1 and room and (p.rowsum == 0 or p.wu8 == 1)) and 1 or 0
   p.fold2 = fold2 and 1 or 0
   -- stash=1: two activation parts in one set of sums, the INT8 part's
@@ -239,7 +247,7 @@ function P.check(f, arch)
   if producer then
     -- setmaxnreg moves registers between the warpgroups of one CTA: the
     -- launch share is bounded by the CTAs resident per SM (min_blocks
-    -- keeps ptxas to it), the producer drops to PRODUCER_REGS and the MMA
+    -- keeps ptxas to it), the producer drops to its count (preg) and the MMA
     -- warpgroups take what that frees.
     -- setmaxnreg.inc draws on a pool per CTA: what the CTA launched with
     -- (its threads x the launch count, which ptxas takes to the bound:
@@ -249,14 +257,14 @@ function P.check(f, arch)
     local ctas = G.resident(p)
     local launch = math.min(256, 65536 // ctas // threads // 8 * 8)
     p.min_blocks = ctas
-    p.regs_producer = PRODUCER_REGS
+    p.regs_producer = preg
     -- The dequantization warpgroup (excp) lowers its count to what it
     -- needs where the launch gave more (0: it keeps the launch count).
     local deq = math.min(launch, deq_want)
     p.regs_dequant = (excp and deq < launch) and deq or 0
     -- (setmaxnreg.inc may not lower the count: up to 256, never below the
     -- launch count, which this is never below short of the cap.)
-    p.regs_consumer = math.min(256, (launch * threads - 128 * PRODUCER_REGS - (excp and 128 * deq or 0)) // consumers // 8 * 8)
+    p.regs_consumer = math.min(256, (launch * threads - 128 * preg - (excp and 128 * deq or 0)) // consumers // 8 * 8)
     if regs > p.regs_consumer then
       bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; with producer=wg and %d CTA%s per SM "
                         .. "the MMA warpgroups get %d", pipe, nt, bn // wgn, regs, ctas, ctas > 1 and "s" or "", p.regs_consumer))
