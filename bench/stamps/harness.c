@@ -1,6 +1,7 @@
-/* bench/stamps/harness.c -- qjit_stamps N K M VARIANT [REPS]: runs one random w4a8-lqq layer (g = 128) at M
- * tokens, its GEMM alone (tokens quantized once before, as `qjit bench` times "tok us"), with the GEMM variant
- * VARIANT forced, REPS times (default 16), each launch after a 512 MB write that flushes L2; prints each launch's
+/* bench/stamps/harness.c -- qjit_stamps N K M VARIANT [REPS [RHO]]: runs one random w4a8-lqq layer (g = 128)
+ * at M tokens, its GEMM alone (tokens quantized once before, as `qjit bench` times "tok us"), with the GEMM
+ * variant VARIANT forced ("-": the dispatch table's), REPS times (default 16), with a sparse residual on a share
+ * RHO of its 64 x 64 blocks (default 0: dense; chosen on the unweighted error), each launch after a 512 MB write that flushes L2; prints each launch's
  * event time, and for the last four the per-CTA stamps an instrumented template tree wrote over Y
  * (bench/stamps/instrument.py; QJIT_TEMPLATE_PATH names it) as QS/QT lines for bench/stamps/phases.py. With the
  * library's own templates it prints the event times alone. Through the public API only. */
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
+#include <string.h>
 #define CK(x)                                                                                                  \
     do {                                                                                                       \
         CUresult r_ = (x);                                                                                     \
@@ -27,15 +29,18 @@
     } while (0)
 int main(int argc, char **argv)
 {
-    if (argc < 5 || argc > 6) {
-        fprintf(stderr, "usage: qjit_stamps N K M VARIANT [REPS]\n");
+    if (argc < 5 || argc > 7) {
+        fprintf(stderr, "usage: qjit_stamps N K M VARIANT [REPS [RHO]]\n");
         return 2;
     }
     const long long N = atoll(argv[1]), K = atoll(argv[2]), M = atoll(argv[3]);
-    const char *variant = argv[4];
+    const char *variant = strcmp(argv[4], "-") ? argv[4] : NULL;
     const int reps = argc > 5 ? atoi(argv[5]) : 16;
-    if (N <= 0 || K <= 0 || M <= 0 || N * K > (1LL << 31) || M * K > (1LL << 31) || reps < 1 || reps > 1000) {
-        fprintf(stderr, "qjit_stamps: N, K, M must be positive (N x K and M x K at most 2^31), REPS 1..1000\n");
+    const double rho = argc > 6 ? atof(argv[6]) : 0.0;
+    if (N <= 0 || K <= 0 || M <= 0 || N * K > (1LL << 31) || M * K > (1LL << 31) || reps < 1 || reps > 1000 ||
+        !(rho >= 0.0 && rho <= 1.0)) {
+        fprintf(stderr, "qjit_stamps: N, K, M must be positive (N x K and M x K at most 2^31), REPS 1..1000, "
+                        "RHO in [0, 1]\n");
         return 2;
     }
     CK(cuInit(0));
@@ -47,7 +52,10 @@ int main(int argc, char **argv)
     qjit_context *ctx = NULL;
     QK(qjit_context_create(NULL, &ctx));
     size_t cap = 0, wr = 0;
-    QK(qjit_packed_size(QJIT_SCHEME_W4A8_LQQ, 128, N, K, &cap));
+    qjit_quantize_options qo;
+    qjit_quantize_options_init(&qo);
+    qo.sparsity = rho;
+    QK(qjit_packed_size_ex(ctx, QJIT_SCHEME_W4A8_LQQ, 128, N, K, &qo, &cap));
     float *W = malloc(sizeof(float) * (size_t)(N * K));
     void *packed = malloc(cap);
     uint16_t *Xh = malloc(sizeof(uint16_t) * (size_t)(M * K));
@@ -62,7 +70,7 @@ int main(int argc, char **argv)
         W[i] = ((rand() & 0xFFFF) - 32768) / 32768.0f * 0.05f;
     for (long long i = 0; i < M * K; ++i)
         Xh[i] = qjit_half_from_float(((rand() & 0xFFFF) - 32768) / 32768.0f);
-    QK(qjit_quantize_weights(ctx, QJIT_SCHEME_W4A8_LQQ, 128, W, QJIT_DTYPE_F32, N, K, packed, cap, &wr));
+    QK(qjit_quantize_weights_ex(ctx, QJIT_SCHEME_W4A8_LQQ, 128, W, QJIT_DTYPE_F32, N, K, &qo, packed, cap, &wr));
     qjit_linear_options lo;
     qjit_linear_options_init(&lo);
     lo.variant = variant;
