@@ -53,8 +53,11 @@ size_t qjit__nvrtc_options(const char *arch, int line_info, const char *argv[8],
     /* One static spelling per arch: the option text is part of the cache key.
      * -minimal leaves out what no template uses (textures, the device runtime's
      * functions and types, launches from the device): the same binaries, ~2 %
-     * less compile time (the default set on sm_90a, 2-core machine). */
-    static const char *const fixed[] = {"-std=c++17", "-default-device", "--extra-device-vectorization", "-minimal"};
+     * less compile time (the default set on sm_90a, 2-core machine).
+     * --warn-on-spills: ptxas says in the log where registers go to local
+     * memory (logged, qjit__nvrtc_advisories); the same SASS. */
+    static const char *const fixed[] = {"-std=c++17", "-default-device", "--extra-device-vectorization", "-minimal",
+                                        "-Xptxas=--warn-on-spills"};
     snprintf(joined, size, "--gpu-architecture=%s", arch);
     size_t n = 0;
     argv[n++] = NULL; /* filled by the caller from `joined`'s first word */
@@ -87,6 +90,13 @@ size_t qjit__nvrtc_advisories(qjit_context *ctx, const char *log, const char *va
             count++;
             qjit__log(ctx, "ptxas advisory for %s: %.*s", variant, (int)(line + len - text), text);
         }
+        /* Registers spilled to local memory (--warn-on-spills): logged, not
+         * counted -- a few bytes stored once outside the main loop cost
+         * nothing, and only the SASS says where they are. */
+        static const char spill[] = "Registers are spilled to local memory";
+        const char *sp = memmem(line, len, spill, sizeof spill - 1);
+        if (sp && memmem(line, (size_t)(sp - line), "ptxas", 5))
+            qjit__log(ctx, "ptxas spills for %s: %.*s", variant, (int)(line + len - sp), sp);
         line = end ? end + 1 : NULL;
     }
     return count;

@@ -21,7 +21,9 @@ qjit_status qjit__nvrtc_compile(qjit_context *ctx, const char *source, const cha
 /* The lines of an NVRTC log in which ptxas says it made the code slower
  * ("Potential Performance Loss": e.g. every wgmma of a kernel serialized;
  * "warpgroup.arrive is injected": waits added around a wgmma),
- * each logged as "ptxas advisory for VARIANT: LINE"; returns their count. */
+ * each logged as "ptxas advisory for VARIANT: LINE"; returns their count.
+ * Registers spilled to local memory are logged too, "ptxas spills for
+ * VARIANT: ...", and not counted (where they are, the SASS says). */
 size_t qjit__nvrtc_advisories(qjit_context *ctx, const char *log, const char *variant);
 
 #endif
