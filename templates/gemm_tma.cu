@@ -319,8 +319,10 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
      * executes it). Its first lane fills the ring -- the first stages'
      * weights before the activation kernel is waited for, their tokens
      * after -- then refills each slot once every MMA warp has released
-     * it, with the tile STAGES ahead; then the warpgroup leaves (an exited
-     * warp holds up no CTA or cluster barrier). */
+     * it, with the tile STAGES ahead (with a sparse residual its second
+     * warp brings each tile's residual beside it, R_WARP); then the
+     * warpgroup leaves (an exited warp holds up no CTA or cluster
+     * barrier). */
 //% if p.persist == 1 then
     /* The output tiles, and the token tiles of a band (BAND_BYTES). */
     const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM, tiles = tiles_n * tiles_m;
