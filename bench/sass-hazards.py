@@ -78,10 +78,12 @@ def scan(path):
             hit = dests(t) & live
             if hit and pc not in problems:
                 problems[pc] = '%s  (R%d read by an IGMMA in flight)' % (t, min(hit))
-            b = re.search(r'BRA\S*\s+\((\.\w+)\)', t)
+            b = re.search(r'\bBRA[^(]*\((\.\w+)\)', t)
             if b and b.group(1) in labels:
                 stack.append((labels[b.group(1)], pend, cur))
-                if not t.startswith('@'):
+                # Unconditional but for a predicate or BRA.DIV (taken where
+                # the warp diverged).
+                if not t.startswith('@') and 'BRA.DIV' not in t:
                     break
             if re.match(r'(EXIT|RET)\b', t):
                 break
