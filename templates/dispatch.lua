@@ -233,30 +233,56 @@ end
 --   keep the multistage tile (with the rescale, 4096x11008: 23.7 against
 --   26.4 us in the cluster).
 -- Weights with a residual (sparse twins, see sparse_stages) where the
--- dense choice's twin costs far more than the dense kernel: the decode
--- pipe's 8-warp tile and the multistage tiles carry the residual badly,
--- the warpgroup pipes well (bench/results/2026-11-23-session16-h100,
--- candidates at rho 0.1 against the dense layer):
---   M <= 16, 4096 < N <= 8192: the 32x64 wgmma tile at split 2, not the
---   decode twin (8192x8192: 35.6 against 45.9 us, dense 25.2; 8192x28672:
---   104.9 against 141.2, dense 64.3).
--- (At M <= 64 past N = 8192 the 64x128 TMA tile at split 2 was another
--- (12288x4096: 27.7 against 35.4 us, dense 26.1), until the residual came
--- with a producer warpgroup's tiles (session 40): now the dense choice's.)
-local SPARSE_16 = { sparse = true, max_n = 8192, arch = "sm_90a", k_multiple = 128, pipe = "wgmma", tile = "32x64x128",
-                    warps = "1x4", stages = 8, split = 2, reduce = "cluster" }
+-- dense choice's twin costs far more than the dense kernel: at M <= 32 on
+-- layers up to 8192 rows, the TMA pipe's 16- and 32-token tiles of 64 rows
+-- with a producer warpgroup (its second warp looks the residual up, the
+-- MMA warps run the dense steps where a K tile has none) at split 2 in a
+-- cluster: one wave at two CTAs an SM. The cp.async warpgroup-MMA twin
+-- pays ~220 ns a K tile even at rho 0.01 (warp 0 looks up the residual
+-- before the barrier every warp waits at), the decode and multistage
+-- twins their residual's registers and room. H200, GEMM alone, rho 0.01,
+-- against the dense layer's table kernel (bench/results/
+-- 2026-11-28-session42, c2 tok):
+--   M = 16: 4096x4096 10.08 against the decode twin's 12.64 us (dense
+--   10.46), 4096x11008 19.17 / 22.75 (17.25), 8192x8192 18.46 against the
+--   wgmma twin's 24.99 (20.35);
+--   M = 32: 4096x4096 11.20 / 13.82 (10.02), 4096x11008 20.03 against the
+--   multistage twin's 21.18 (17.73), 8192x8192 19.87 / 25.15 (18.18);
+--   M = 8, past 4096 rows: 8192x8192 19.14 against the multistage twin's
+--   22.27 (18.05). Up to 4096 rows the decode twin (gemm_decode.lua: two
+--   CTAs an SM at two stages) stays ahead at M <= 8: 4096x4096 9.86 against
+--   10.40, 4096x11008 17.06 / 19.62.
+-- Past 8192 rows (12288x4096 at M = 16: 384 CTAs, two waves at 8 stages)
+-- the 16-token tile at 6 stages, three CTAs an SM (rho 0.05, c4 wide: M = 1
+-- / 16 against the dense choice's multistage twin, dense in brackets):
+-- 12288x4096 16.45 / 15.42 against 18.34 / 20.32 us (15.23 / 15.46),
+-- 22016x4096 25.86 / 25.34 against 29.57 / 36.42 (21.82 / 21.47),
+-- 10240x8192 22.62 / 22.14 against 27.71 / 30.82 (22.34 / 22.37),
+-- 57344x8192 86.72 / 86.37 against 107.49 / 99.04 (93.25 / 78.43). At
+-- M = 32 there the dense choice's wgmma twin at 5 stages stays (12288x4096
+-- 18.37 against the 32-token tile's 19.14 at split 1 and 22.08 at split 2;
+-- 10240x8192 29.18 against 30.27; 57344x8192 the one loss, 125.5 against
+-- 108.5).
+local function sparse_tma(bm, stages, min_n, max_n)
+  return { sparse = true, min_n = min_n, max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma",
+           tile = bm .. "x64x128", warps = "1x4", stages = stages, split = 2, reduce = "cluster", producer = "wg" }
+end
+-- The decode pipe's tiles (gemm_decode.lua) at M <= 8 and M <= 16.
+local DECODE_8 = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
+local DECODE_16 = { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
+local DECODE_16_8W = { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" }
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
 -- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
-    alts = { { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" } } },
+    alts = { DECODE_8, sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193) } },
   { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
-    alts = { { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }, SPARSE_16,
-             { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" } } },
+    alts = { sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193), DECODE_16, DECODE_16_8W } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
-    alts = { narrow(32), { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128",
-                           warps = "1x4", stages = 8, split = 2, reduce = "cluster" } } },
+    alts = { sparse_tma(32, 8, nil, 8192), narrow(32),
+             { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
+               stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
     alts = { RAGGED_64, narrow(64), wgmma_64("tma", 16), wgmma_64("wgmma"), WIDE_64 } },
   { max_m = 128, tile = "128x128x64", warps = "2x4", stages = 4, split = "auto",
@@ -353,9 +379,8 @@ local function a2_tma(tile, warps, stages, split, per_sm, max_n, stash)
            stages = stages, split = split, per_sm = per_sm, stash = stash }
 end
 D.BUCKETS_A2 = {
-  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto", alts = { D.BUCKETS[1].alts[1] } },
-  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
-    alts = { D.BUCKETS[2].alts[1], D.BUCKETS[2].alts[3] } },
+  { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto", alts = { DECODE_8 } },
+  { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2, alts = { DECODE_16, DECODE_16_8W } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
     alts = { { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
                stages = 8, split = 2 } } },
@@ -442,7 +467,9 @@ end
 -- (31.9 us), one again at 5 stages (23.8 us); on 8192x8192 its 256 CTAs
 -- fit one wave at 2 per SM and 8 stages stay faster than 5 (31.1 against
 -- 35.6). A plan that refuses the residual at this depth (the decode pipe's
--- registers) gets stages taken away until it takes it.
+-- registers) gets stages taken away until it takes it; a decode twin whose
+-- registers would hold fewer CTAs an SM than the dense kernel's (twin_short)
+-- the most stages that keep them (8x16x64 on 16 warps: 2, session 42).
 
 local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   local function plan_of(k)
@@ -453,6 +480,14 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   local resident = G.smem_resident(dense)
   if per_sm then resident = math.min(resident, per_sm) end
   local function waves(r) return math.ceil(ctas / (sms * math.max(1, r))) end
+  local p0
+  ok, p0 = plan_of(key)
+  if ok and p0.twin_short == 1 then
+    for n = stages - 1, 2, -1 do
+      local okn, p = plan_of(key:gsub("stages=%d+", "stages=" .. n))
+      if okn and p.twin_short == 0 then return n end
+    end
+  end
   for n = stages, 2, -1 do
     local p
     ok, p = plan_of(key:gsub("stages=%d+", "stages=" .. n))
@@ -530,6 +565,8 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
             .. ((producer and v.persist) and ";persist=1" or "") .. ((producer and v.persist and v.sk) and ";sk=1" or "")
             .. ((L.unsigned_mma and (pipe == "tma" or pipe == "wgmma")) and ";wu8=1" or "")
   if not res then return key end
+  -- A kernel the table names for sparse weights only runs as measured.
+  if v.sparse then return key .. res.fields end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
   return (sparse:gsub("stages=%d+", "stages=" .. sparse_stages(sparse, key, per_sm, stages, arch, ctas, sms)))

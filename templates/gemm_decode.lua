@@ -48,9 +48,30 @@ function P.check(f, arch)
   -- spilled at the 128 registers 512 threads allow; 3 stages: 128, none
   -- spilled): the deepest residual ring under the cap, else refused (the
   -- dispatcher then takes a stage away).
-  local r_steps = 0
-  if sparse then
-    local cap = math.min(255, 65536 // (32 * wn))
+  -- A sparse twin keeps the dense kernel's CTAs per SM where registers
+  -- bound them to two or more (ptxas gives the dense kernel ~1.55 x `regs`,
+  -- in eights: 8x16x64 on 16 warps, 4 stages, 60 registers, two CTAs of
+  -- 512 threads): one residual step, ~1.6 x `regs` + 16 + 6 per row block
+  -- in all (measured with one residual step, no launch bound: 8x16x64 on
+  -- 16 warps 64 / 74 / 80 registers at 2 / 3 / 4 stages, dense 51 / 57 /
+  -- 60), and __launch_bounds__ asking for those CTAs. Where the key's
+  -- stages do not fit, the plan says so (twin_short; dispatch.lua's
+  -- sparse_stages then takes stages away) and falls back to the ring below:
+  -- squeezed under the bound instead, ptxas spills into the main loop and
+  -- the twin is as slow as with half the CTAs (H200, 4096x11008 at M = 8,
+  -- dense 16.6 us: 4 stages with one CTA an SM 22.7, squeezed 21.9; 2
+  -- stages, two CTAs, no spill, 17.1; bench/results/2026-11-28-session42).
+  local cap = math.min(255, 65536 // (32 * wn))
+  local dense_ctas = math.min(2048 // (32 * wn), 65536 // (32 * wn * (math.ceil(regs * 1.55 / 8) * 8)))
+  local r_steps, sparse_blocks, short = 0, 0, 0
+  if sparse and dense_ctas >= 2 then
+    if regs * 1.6 + 16 + 6 * r <= (65536 // (32 * wn * dense_ctas)) // 8 * 8 then
+      r_steps, sparse_blocks = 1, dense_ctas
+    else
+      short = 1
+    end
+  end
+  if sparse and r_steps == 0 then
     for d = stages, 1, -1 do
       if stages % d == 0 and regs * 1.55 + 5 * r * d + 8 <= cap then r_steps = d; break end
     end
@@ -81,8 +102,9 @@ function P.check(f, arch)
     -- 26.9 us). Not for 512 threads, where one CTA is all there is and the
     -- bound costs speed (4096x11008 at M = 1: 18.5 -> 22.0 us). 0: no bound.
     -- Two activation parts' two sets of sums likewise.
-    min_blocks = ((L.fold or L.parts == 2) and ctas_at_128 >= 2) and ctas_at_128 or 0,
-    r_steps = r_steps,
+    min_blocks = sparse_blocks > 0 and sparse_blocks
+                 or (((L.fold or L.parts == 2) and ctas_at_128 >= 2) and ctas_at_128 or 0),
+    r_steps = r_steps, twin_short = short,
   }
   return G.scheme_facts(p, L, g, sp), L
 end

@@ -1628,12 +1628,15 @@ START_TEST(sparse_layer_plans)
     /* On every default shape each bucket runs the dense choice's sparse
      * twin: the same key with the budget and blocks (a producer warpgroup
      * and a persistent kernel included), at most fewer stages (never below
-     * 3) where the residual's blocks would cost CTAs per SM; except where
-     * the table names a kernel for sparse weights only: at M <= 16 on
-     * layers of 4097..8192 rows (not the decode pipe's twin). */
+     * 3; the decode pipe's twin 2, keeping the dense kernel's CTAs an SM)
+     * where the residual's blocks would cost CTAs per SM; except where the
+     * table names a kernel for sparse weights only: the TMA pipe's 16- or
+     * 32-token tile of 64 rows with a producer warpgroup at split 2 in a
+     * cluster, at M <= 16 (but M <= 8 up to 4096 rows, the decode twin; 8
+     * stages up to 8192 rows, 6 past them) and at M <= 32 up to 8192 rows. */
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                         {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-    int fewer = 0, total = 0, producers = 0, persistent = 0;
+    int fewer = 0, total = 0, producers = 0, persistent = 0, few = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
         const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
@@ -1648,12 +1651,14 @@ START_TEST(sparse_layer_plans)
             char want[1024], got[1024];
             const char *dk = dense.buckets[b].gemm.key, *sk = sparse.buckets[b].gemm.key;
             const int max_m = dense.buckets[b].max_m;
-            if (max_m == 16 && shapes[i][0] > 4096 && shapes[i][0] <= 8192) {
+            if ((max_m == 8 && shapes[i][0] > 4096) || max_m == 16 || (max_m == 32 && shapes[i][0] <= 8192)) {
                 printf("%lldx%lld M <= %d: %s\n", (long long)shapes[i][0], (long long)shapes[i][1], max_m, sk);
-                ck_assert_ptr_nonnull(strstr(sk, "pipe=wgmma;"));
-                ck_assert_ptr_nonnull(strstr(sk, "tile=32x64x128;"));
-                ck_assert_ptr_nonnull(strstr(sk, "split=2"));
-                ck_assert_ptr_nonnull(strstr(dk, "pipe=decode;"));   /* dense: the decode pipe */
+                ck_assert_ptr_nonnull(strstr(sk, "pipe=tma;producer=wg;"));
+                ck_assert_ptr_nonnull(strstr(sk, max_m == 32 ? "tile=32x64x128;" : "tile=16x64x128;"));
+                ck_assert_ptr_nonnull(strstr(sk, "reduce=cluster;"));
+                ck_assert_ptr_nonnull(strstr(sk, shapes[i][0] <= 8192 ? "split=2;stages=8;" : "split=2;stages=6;"));
+                ck_assert_ptr_null(strstr(dk, "pipe=tma;"));   /* dense: another pipe */
+                few++;
                 continue;
             }
             producers += strstr(sk, "producer=wg;") != NULL;
@@ -1662,7 +1667,8 @@ START_TEST(sparse_layer_plans)
             ck_assert_ptr_nonnull(ds);
             ck_assert_ptr_nonnull(ss);
             int dst = atoi(ds + 7), sst = atoi(ss + 7);
-            ck_assert_msg(sst <= dst && sst >= (dst < 3 ? dst : 3), "%s -> %s", dk, sk);
+            const int least = strstr(dk, "pipe=decode;") ? 2 : 3;
+            ck_assert_msg(sst <= dst && sst >= (dst < least ? dst : least), "%s -> %s", dk, sk);
             fewer += sst < dst;
             total++;
             /* The rest of the key: the dense one with the two fields added. */
@@ -1686,6 +1692,7 @@ START_TEST(sparse_layer_plans)
     ck_assert_int_gt(fewer, 0);
     ck_assert_int_gt(producers, 0);
     ck_assert_int_gt(persistent, 0);
+    ck_assert_int_eq(few, 6 + 8 + 4);   /* M <= 8 past 4096 rows, M <= 16 all, M <= 32 up to 8192 */
     /* Every target has the sparse twins of its buckets (the shared-memory
      * limits of sm_86/89 included). */
     static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
