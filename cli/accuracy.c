@@ -764,8 +764,11 @@ int qa_make_plan(qjit_context *ctx, const qa_args *a, qa_plan *plan, char *err, 
                     o.block_n = a->rblock_n;
                     o.block_k = a->rblock_k;
                 }
-                /* A budget the scheme does not take at this group: a skip. */
-                if (o.sparsity > 0 && refused(ctx, s, group, 16, probe_k, &o, m, sizeof m)) {
+                /* A budget the scheme does not take at this group: a skip.
+                 * Asked on 128 rows and K a multiple of 128 as well, which
+                 * every residual block shape divides (16..128 x 64 or 128). */
+                if (o.sparsity > 0 &&
+                    refused(ctx, s, group, 128, probe_k % 128 ? 2 * probe_k : probe_k, &o, m, sizeof m)) {
                     add_skip(&p, s, group, o.sparsity, m);
                     continue;
                 }

@@ -606,6 +606,28 @@ START_TEST(plan)
     ck_assert_int_eq(qa_make_plan(ctx, &a, &p, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "w4a8-lqq g=512") && strstr(err, "must divide K=256"), "message: %s", err);
     ck_assert_int_eq(p.njobs, 0x5A5A5A5A);       /* the plan is untouched */
+
+    /* Budgets with the default residual blocks (64 x 64) and others: a row
+     * each for the schemes that take a residual, a skip with the reason
+     * for one that does not; a block the layer cannot hold is the user's. */
+    static const char *const rblocks[] = {NULL, "16x64", "128x128", "32x128"};
+    for (size_t i = 0; i < sizeof rblocks / sizeof rblocks[0]; i++) {
+        char *sp[] = {"quant-error", "--schemes", "lqq,qoq,is", "--groups", "64,128", "--sparsity", "0,0.1",
+                      "--n", "512", "--k", "1024", "--rblock", (char *)rblocks[i]};
+        ck_assert_int_eq(qa_parse_args(rblocks[i] ? 13 : 11, sp, &a, err, sizeof err), 0);
+        ck_assert_msg(qa_make_plan(ctx, &a, &p, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(p.njobs, 2 * 2 * 2 + 2);   /* lqq, qoq: 2 groups x 2 budgets; is: dense */
+        for (int j = 0; j < p.njobs; j++)
+            ck_assert(p.jobs[j].sparsity == 0 || p.jobs[j].scheme != QJIT_SCHEME_W4A8_IS);
+        ck_assert_int_eq(p.nskips, 2);
+        ck_assert_int_eq(p.skips[0].scheme, QJIT_SCHEME_W4A8_IS);
+        ck_assert(p.skips[0].sparsity == 0.1);
+        ck_assert_msg(strstr(p.skips[0].reason, "residual"), "reason: %s", p.skips[0].reason);
+    }
+    char *tall[] = {"quant-error", "--schemes", "lqq", "--sparsity", "0.1", "--n", "64", "--rblock", "128x64"};
+    ck_assert_int_eq(qa_parse_args(9, tall, &a, err, sizeof err), 0);
+    ck_assert_int_eq(qa_make_plan(ctx, &a, &p, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "w4a8-lqq g=") && strstr(err, "block_n = 128"), "message: %s", err);
 }
 END_TEST
 
