@@ -480,21 +480,14 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   local resident = G.smem_resident(dense)
   if per_sm then resident = math.min(resident, per_sm) end
   local function waves(r) return math.ceil(ctas / (sms * math.max(1, r))) end
-  local p0
-  ok, p0 = plan_of(key)
-  if ok and p0.twin_short == 1 then
-    for n = stages - 1, 2, -1 do
-      local okn, p = plan_of(key:gsub("stages=%d+", "stages=" .. n))
-      if okn and p.twin_short == 0 then return n end
-    end
-  end
   for n = stages, 2, -1 do
     local p
     ok, p = plan_of(key:gsub("stages=%d+", "stages=" .. n))
     -- Only a refused key means "fewer stages"; anything else (out of
-    -- memory) goes on up as it came.
+    -- memory) goes on up as it came. A decode twin short of the dense
+    -- kernel's CTAs an SM (twin_short) also means "fewer stages".
     if not ok and not (type(p) == "table" and p[1] == "INVALID_KEY") then error(p, 0) end
-    if ok then
+    if ok and p.twin_short ~= 1 then
       local r = math.min(G.smem_resident(p), resident)
       if n <= 3 then return n end
       if ctas and sms then
@@ -504,7 +497,7 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
       end
     end
   end
-  return stages   -- no depth takes it: the key's own error tells why
+  return stages   -- no depth takes it: the key's own error (or, decode, its ring) tells why
 end
 
 -- The INT4 tensor-core MMA (mma=s4, the tokens packed two per byte) where
