@@ -500,6 +500,31 @@ local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
   return stages   -- no depth takes it: the key's own error (or, decode, its ring) tells why
 end
 
+-- A producer warpgroup's twin whose residual room would take a stage from
+-- a ring of 4 or fewer (the persistent 128x256 tile: 4 -> 3) keeps the
+-- dense kernel's stages with the residual's blocks in a ring of their own
+-- (rpieces): the most places (64 at most) that keep its stages and CTAs
+-- per SM. H200, GEMM alone, 4 layers at M = 512..4096 (bench/results/
+-- 2026-11-28-session43, c3): 4-9 points less over dense than the room at 3
+-- stages. Not where the room keeps the stages (the 64x64 and 128x128
+-- tiles): there a ring of one or two K tiles' blocks makes a K tile wait
+-- for an earlier one's release before its residual can be copied, and
+-- was 5-12 points worse (the same call).
+local function pieces_ring(sparse, dense_key, stages, arch)
+  local function plan_of(k)
+    local ok, p = pcall(function() return select(2, V.plan(select(2, V.parse(k, arch)))) end)
+    return ok and p or nil
+  end
+  local dense = plan_of(dense_key)
+  if not dense then return nil end
+  for _, n in ipairs({ 64, 32, 16, 8 }) do
+    local k = sparse .. ";rpieces=" .. n
+    local p = plan_of(k)
+    if p and p.stages == stages and G.smem_resident(p) >= G.smem_resident(dense) then return k end
+  end
+  return nil
+end
+
 -- The INT4 tensor-core MMA (mma=s4, the tokens packed two per byte) where
 -- the target has INT4 tensor cores (sm_80/86/89) and the scheme an INT4
 -- operand form (4-bit weights, one part of 4-bit tokens), on the
@@ -562,7 +587,10 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   if v.sparse then return key .. res.fields end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
-  return (sparse:gsub("stages=%d+", "stages=" .. sparse_stages(sparse, key, per_sm, stages, arch, ctas, sms)))
+  local room = sparse_stages(sparse, key, per_sm, stages, arch, ctas, sms)
+  local ring = room < stages and stages <= 4 and producer == "wg" and pieces_ring(sparse, key, stages, arch)
+  if ring then return ring end
+  return (sparse:gsub("stages=%d+", "stages=" .. room))
 end
 
 -- 512 threads x 8 cached chunks x 8 values: rows up to K = 32768 are read once.

@@ -193,6 +193,75 @@ static __device__ __forceinline__ void residual_issue(residual_ring &ring, u32 s
         ++ring.scan;
     }
 }
+//% elseif p.rpieces > 0 then
+/* The warpgroups (along the weight rows) whose rows have blocks in a
+ * tile's presence bits: bit g for warpgroup wg_n = g (lib/wgmma_head.cu's
+ * rwg). */
+static __device__ __forceinline__ u32 residual_readers(u32 present)
+{
+    constexpr int rwidth = (BN / WG_N / 16) * (BK / 64);
+    u32 r = 0u;
+#pragma unroll
+    for (int g = 0; g < WG_N; ++g)
+        r |= (present & ((rwidth >= 32 ? 0xFFFFFFFFu : (1u << rwidth) - 1u) << (g * rwidth % 32))) != 0u ? 1u << g : 0u;
+    return r;
+}
+
+/* The residual warp's part for tile `it` (slot it % STAGES, K tile kt)
+ * with a ring of RPIECES places for blocks past the stages (lib/
+ * wgmma_defs.cu): lane l looks up its block of the tile; the present ones
+ * take the ring's next places in lane order, each one bulk copy of 512
+ * bytes completing on the slot's `full`; lane 0 writes the stage's words
+ * and arrives with the residual's bytes. The words of a stage: the
+ * presence bits; the place of its first block (bits 0-7; the MMA warps
+ * read both) and, from bit 8, per warpgroup along the rows, the parity of
+ * the slot's `rread` phases for it; `head`, the blocks handed out before
+ * this tile; and the count past its blocks (the next tile's head: the
+ * warp's counts live there, its registers hold no more). A place is free
+ * again once the warpgroups whose rows the tile's blocks are in have read
+ * them (rread[slot][g]: one phase per tile with blocks in warpgroup g's
+ * rows, so its parity counts those tiles): where the blocks would reach
+ * those of a tile still held the warp waits for that (never for a slot's
+ * release, which comes only as the next tile starts: the tile before this
+ * one would then wait for this one). The tiles before it - STAGES + 1 are
+ * released (the caller waited for slot it % STAGES). */
+static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u32 rread0, int it, int kt, int lane,
+                                                     residual_cursor &rcur,
+                                                     const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
+                                                     int n_cta, int N, int K)
+{
+    const u32 stage = smem_base + (it % STAGES) * STAGE_BYTES, full = full0 + (it % STAGES) * 8;
+    const u32 head = it > 0 ? lds32(smem_base + ((it - 1) % STAGES) * STAGE_BYTES + RB_OFF + 12) : 0u;
+    /* Per warpgroup, the tiles with blocks in its rows in this slot before
+     * this one, mod 2. */
+    const u32 before = it >= STAGES ? lds32(stage + RB_OFF + 4) >> 8 : 0u;
+    const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
+    const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
+    const u32 count = __popc(present);
+    if (count != 0u) {
+        for (int v = max(it - STAGES + 1, 0); v < it; ++v) {
+            const u32 held = smem_base + (v % STAGES) * STAGE_BYTES + RB_OFF;
+            if (head + count - lds32(held + 8) <= RPIECES)
+                break;
+            const u32 readers = residual_readers(lds32(held)), ph = lds32(held + 4) >> 8;
+            if (lane < WG_N && (readers >> lane & 1u))
+                mbar_wait(rread0 + ((v % STAGES) * WG_N + lane) * 8, (ph >> lane & 1u) ^ 1u);
+            __syncwarp();
+        }
+        if (src)
+            bulk_load(smem_base + R_RING_OFF + ((head + __popc(present & ((1u << lane) - 1u))) % RPIECES) * 512, src,
+                      512, full);
+    }
+    __syncwarp();   /* every lane has read the words this tile's overwrite */
+    if (lane == 0) {
+        sts32(stage + RB_OFF, present);
+        sts32(stage + RB_OFF + 4, head % RPIECES | (before ^ residual_readers(present)) << 8);
+        sts32(stage + RB_OFF + 8, head);
+        sts32(stage + RB_OFF + 12, head + count);
+        mbar_expect_tx(full, count * 512);
+    }
+    __syncwarp();   /* the words above, read by every lane at later tiles */
+}
 //% else
 /* The residual warp's part: lane l looks up its block of the tile, each
  * present one comes in one bulk copy of 512 bytes, and lane 0 writes the
@@ -257,6 +326,11 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
      * dequantizing warp, wempty[j] one per MMA warp; a stage's `empty`
      * also takes the dequantizing warps' arrivals. */
     __shared__ __align__(8) u64 bars[2 * STAGES + 2 * W8_SLOTS];
+//% elseif p.rpieces > 0 then
+    /* The ring of residual blocks: rread[s][g] one arrival per MMA warp of
+     * the warpgroups along the rows at g once they have read the blocks in
+     * their rows of slot s's tile (a tile with some). */
+    __shared__ __align__(8) u64 bars[(2 + WG_N) * STAGES];
 //% else
     __shared__ __align__(8) u64 bars[2 * STAGES];
 //% end
@@ -268,11 +342,17 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
     const u32 wfull0 = empty0 + STAGES * 8, wempty0 = wfull0 + W8_SLOTS * 8;
 //% elseif p.pingpong == 1 then
     const u32 turn0 = empty0 + STAGES * 8;
+//% elseif p.rpieces > 0 then
+    const u32 rread0 = empty0 + STAGES * 8;
 //% end
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});
             mbar_init(empty0 + s * 8, {{ p.pingpong == 1 and "4" or "THREADS / 32" }}{{ p.excp == 1 and " + 4" or "" }});
+//% if p.rpieces > 0 then
+            for (int g = 0; g < WG_N; ++g)
+                mbar_init(rread0 + (s * WG_N + g) * 8, {{ p.pingpong == 1 and "4" or "THREADS / 32 / WG_N" }});
+//% end
         }
 //% if p.pingpong == 1 then
         mbar_init(turn0, 1);
@@ -412,8 +492,12 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                         const int slot = it % STAGES;
                         if (it >= STAGES)
                             slot_free(empty0 + slot * 8, (it / STAGES - 1) & 1, lane);
+//%   if p.rpieces > 0 then
+                        slot_residual(smem_base, full0, rread0, it, kt_begin + kt, lane, rcur, rmask, rweight, n_cta, N, K);
+//%   else
                         slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
                                       rweight, n_cta, N, K);
+//%   end
                     }
                 }
 //% end

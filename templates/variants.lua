@@ -166,6 +166,11 @@ V.KINDS = {
       sparsity = { norm = norm_budget },
       rblock = { norm = norm_rblock },
       rslots = { norm = norm_int("rslots", 0, 4) },
+      -- rpieces=P (pipe=tma, producer=wg): the residual's 16 x 64 blocks
+      -- in a ring of P (8, 16, 32 or 64) of their own, handed out in order
+      -- to the K tiles that carry some, instead of a whole tile's room in
+      -- every stage (0 or absent, the default).
+      rpieces = { norm = norm_int("rpieces", 0, 64) },
       -- stash=1 (two activation parts, pipe=wgmma/tma): one set of sums, the
       -- first part's stored in the workspace at the part boundary and read
       -- back by the epilogue, instead of a second set in registers (0 or
@@ -335,13 +340,19 @@ function V.parse(text, default_arch)
   if f.sparsity and not f.rblock then f.rblock = "64x64" end
   if f.rslots == "0" then f.rslots = nil end
   if f.rslots and not f.sparsity then bad("rslots=" .. f.rslots .. " needs a budget (sparsity > 0)") end
+  if f.rpieces == "0" then f.rpieces = nil end
+  if f.rpieces and not f.sparsity then bad("rpieces=" .. f.rpieces .. " needs a budget (sparsity > 0)") end
+  if f.rpieces and not ({ ["8"] = true, ["16"] = true, ["32"] = true, ["64"] = true })[f.rpieces] then
+    bad("rpieces=" .. f.rpieces .. " must be 8, 16, 32 or 64 (a power of two: a block's place is its rank mod P)")
+  end
   if f.stash == "0" then f.stash = nil end
   if f.producer == "thread" then f.producer = nil end
   if f.producer and (f.kernel ~= "gemm" or f.pipe ~= "tma") then
     bad("producer=wg is for the TMA pipe (pipe=tma), not pipe=" .. tostring(f.pipe))
   end
   -- With a producer warpgroup a residual comes with its tile, into the
-  -- stage (its second warp's), not into a ring of its own.
+  -- stage or into a ring of blocks (rpieces) that its second warp fills,
+  -- not into a ring of tiles.
   if f.producer and f.rslots then
     bad("rslots=" .. f.rslots .. " (the residual in a ring of its own) is filled by the MMA warpgroups' warps; "
         .. "with producer=wg the residual comes with its tile: leave rslots out")

@@ -179,6 +179,11 @@ START_TEST(default_set_compiles_for_every_arch)
          * a CTA a tile and persistent. */
         "pipe=tma;tile=64x64x128;warps=1x4;stages=8;split=2;reduce=cluster;producer=wg",
         "pipe=tma;tile=128x256x128;warps=1x8;stages=3;producer=wg;persist=1;sk=1",
+        /* ... with the residual's blocks in a ring of their own (the
+         * table's twins: the dense kernel's stages). */
+        "pipe=tma;tile=128x256x128;warps=1x8;stages=4;producer=wg;persist=1;sk=1;rpieces=32",
+        "pipe=tma;tile=64x64x128;warps=1x4;stages=8;split=2;reduce=cluster;producer=wg;rpieces=8",
+        "pipe=tma;tile=128x128x128;warps=1x8;stages=6;producer=wg;rpieces=16",
         /* The residual in a ring of its own beside the dense kernel's stages. */
         "pipe=tma;tile=128x128x128;warps=1x8;stages=4;rslots=1",
         "pipe=tma;tile=64x128x128;warps=2x4;stages=5;split=2;reduce=cluster;rslots=2",

@@ -633,6 +633,16 @@ static const char *const SPARSE_PIPES[] = {
     "tile=16x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg",
     "tile=16x64x128;warps=1x4;stages=6;split=2;pipe=tma;reduce=cluster;producer=wg",
     "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg",
+    /* The residual's blocks in a ring of their own (rpieces): the table's
+     * twin (128x256, persistent), rings of one K tile's most (a tile that
+     * carries all its blocks waits for the one before to be read) handed
+     * on across output tiles, a ring that wraps every other tile (16x64:
+     * 4 blocks a tile in 8 places). */
+    "?tile=128x256x128;warps=1x8;stages=4;pipe=tma;producer=wg;persist=1;sk=1;rpieces=32",
+    "tile=64x64x128;warps=1x4;stages=8;pipe=tma;producer=wg;persist=1;rpieces=8",
+    "tile=128x128x128;warps=1x8;stages=6;pipe=tma;producer=wg;rpieces=16",
+    "tile=16x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg;rpieces=8",
+    "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1;rpieces=16",   /* two warpgroups a row */
 };
 #define NSPIPES (NPIPES + (int)(sizeof SPARSE_PIPES / sizeof SPARSE_PIPES[0]))
 

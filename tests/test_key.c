@@ -1537,6 +1537,18 @@ START_TEST(sparse_keys)
                           (const char *const[]){"#define STAGE_BYTES 33792", "#define R_OFF", NULL},
                           (const char *const[]){"residual_issue(", NULL});
         qjit_free(ctx, src);
+        /* The ring of residual blocks (a producer warpgroup's): the stage
+         * keeps the dense kernel's bytes but for 16 of words (25600 of the
+         * dense 128x128 stage, the words within its rounding), the ring's 32
+         * places of 512 bytes past the 4 stages, a read barrier per slot and
+         * warpgroup along the rows. */
+        src = source_with(ctx, "scheme=lqq;g=128;pipe=tma;tile=128x128x128;warps=1x8;stages=4;sparsity=0.1;"
+                          "producer=wg;rpieces=32",
+                          (const char *const[]){"#define RPIECES 32", "#define R_RING_OFF 102400",
+                                                "#define STAGE_BYTES 25600", "bars[(2 + WG_N) * STAGES]",
+                                                "mbar_arrive(rread0 + ", NULL},
+                          (const char *const[]){"#define R_OFF", NULL});
+        qjit_free(ctx, src);
     }
     /* Budgets, residual blocks and rings that no kernel takes. */
     static const refusal refused[] = {
@@ -1557,6 +1569,15 @@ START_TEST(sparse_keys)
         {"scheme=lqq;sparsity=0.1;tile=64x128x64;warps=2x2;rslots=1", "is for pipe=tma"},
         {"scheme=lqq;sparsity=0.1;pipe=wgmma;tile=64x128x128;warps=1x8;rslots=1", "is for pipe=tma"},
         {"scheme=lqq;sparsity=0.1;pipe=decode;tile=16x32x64;warps=1x8;rslots=1", "is for pipe=tma"},
+        /* The ring of residual blocks: a producer warpgroup's, of a power of
+         * two at least a K tile's most. */
+        {"scheme=lqq;rpieces=32", "needs a budget"},
+        {"scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;rpieces=16", "is filled by a producer warpgroup"},
+        {"scheme=lqq;sparsity=0.1;pipe=tma;tile=128x256x128;warps=1x8;producer=wg;rpieces=24", "must be 8, 16, 32 or 64"},
+        {"scheme=lqq;sparsity=0.1;pipe=tma;tile=128x256x128;warps=1x8;producer=wg;rpieces=16", "carries up to 32"},
+        {"scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=1x8;producer=wg;rpieces=128", "rpieces"},
+        {"scheme=lqq;sparsity=0.1;pipe=tma;tile=128x128x128;warps=2x4;stages=4;producer=wg;persist=1;pingpong=1;"
+         "rpieces=16", "not combined"},
     };
     expect_refusals(ctx, refused, sizeof refused / sizeof refused[0]);
     /* The decode pipe's residual ring fits the registers its warps allow:
@@ -1636,7 +1657,7 @@ START_TEST(sparse_layer_plans)
      * stages up to 8192 rows, 6 past them) and at M <= 32 up to 8192 rows. */
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                         {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-    int fewer = 0, total = 0, producers = 0, persistent = 0, few = 0;
+    int fewer = 0, total = 0, producers = 0, persistent = 0, few = 0, rings = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
         const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
@@ -1671,9 +1692,34 @@ START_TEST(sparse_layer_plans)
             ck_assert_msg(sst <= dst && sst >= (dst < least ? dst : least), "%s -> %s", dk, sk);
             fewer += sst < dst;
             total++;
-            /* The rest of the key: the dense one with the two fields added. */
+            /* Where the residual's room would take a stage from a producer
+             * warpgroup's ring of 4 (the persistent 128x256 tile), the twin
+             * keeps the residual's blocks in a ring of their own (at least
+             * a K tile's), and with it the dense kernel's stages. */
+            const char *rp = strstr(sk, "rpieces=");
+            if (strstr(dk, "tile=128x256x128;") && strstr(dk, "persist=1;") && dst == 4)
+                ck_assert_msg(rp, "%s -> %s", dk, sk);
+            if (rp) {
+                int tm, tn, tk;
+                ck_assert_int_eq(sscanf(strstr(dk, "tile=") + 5, "%dx%dx%d", &tm, &tn, &tk), 3);
+                const int pieces = atoi(rp + 8);
+                ck_assert_ptr_nonnull(strstr(dk, "producer=wg;"));
+                ck_assert_int_le(dst, 4);
+                ck_assert_int_ge(pieces, tn / 16 * (tk / 64));
+                ck_assert_int_eq(pieces & (pieces - 1), 0);
+                ck_assert_msg(sst == dst, "%s -> %s", dk, sk);
+                rings++;
+            }
+            /* The rest of the key: the dense one with the two fields added
+             * (and the ring's). */
             snprintf(want, sizeof want, "%.*srblock=64x64;%.*ssparsity=0.1;%s", (int)(strstr(dk, "reduce=") - dk), dk,
                      (int)(strstr(dk, "split=") - strstr(dk, "reduce=")), strstr(dk, "reduce="), strstr(dk, "split="));
+            if (rp) {
+                char *at = strstr(want, "scheme=");
+                char tail[1024];
+                snprintf(tail, sizeof tail, "%s", at);
+                snprintf(at, sizeof want - (size_t)(at - want), "rpieces=%d;%s", atoi(rp + 8), tail);
+            }
             snprintf(got, sizeof got, "%s", sk);
             char *w = strstr(want, "stages="), *g = strstr(got, "stages=");
             w[7] = g[7] = '#';
@@ -1688,8 +1734,9 @@ START_TEST(sparse_layer_plans)
         qjit__plan_release(ctx, &sparse);
     }
     printf("sparse twins of the default lqq g=128 plans: %d of %d with fewer stages, %d with a producer warpgroup "
-           "(%d persistent)\n", fewer, total, producers, persistent);
+           "(%d persistent, %d with a ring of residual blocks)\n", fewer, total, producers, persistent, rings);
     ck_assert_int_gt(fewer, 0);
+    ck_assert_int_gt(rings, 0);
     ck_assert_int_gt(producers, 0);
     ck_assert_int_gt(persistent, 0);
     ck_assert_int_eq(few, 6 + 8 + 4);   /* M <= 8 past 4096 rows, M <= 16 all, M <= 32 up to 8192 */

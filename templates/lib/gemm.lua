@@ -71,8 +71,13 @@ end
 -- own, R slots of r_bytes (r_ring bytes past the stages), and a stage holds
 -- only its tile's presence word, the tile's ordinal among the tiles that
 -- carry a residual and, per 16 x 64 block, where its residual starts.
+-- With rpieces = P (pipe=tma, producer=wg) the residual's 16 x 64 blocks
+-- take places in a ring of P blocks of 512 bytes past the stages (r_ring),
+-- handed out in order and free again once the tile that held them is
+-- released; a stage holds the presence word and the place of its tile's
+-- first block.
 function G.sparse(f, L, bn, bk)
-  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0, rslots = 0, r_ring = 0 }, 0 end
+  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0, rslots = 0, rpieces = 0, r_ring = 0 }, 0 end
   if not L.residual then
     fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": scheme " .. f.scheme .. (tonumber(f.g) == 0 and " per channel" or "")
          .. " takes no sparse residual (the two-level 4-bit schemes with groups do)")
@@ -86,16 +91,28 @@ function G.sparse(f, L, bn, bk)
   if rslots > 0 and f.pipe ~= "tma" then
     fail("INVALID_KEY", "rslots=" .. f.rslots .. ": a residual ring of its own is for pipe=tma, not pipe=" .. f.pipe)
   end
+  local rpieces = tonumber(f.rpieces or "0")
+  if rpieces > 0 and (f.pipe ~= "tma" or f.producer ~= "wg") then
+    fail("INVALID_KEY", "rpieces=" .. f.rpieces .. ": a ring of residual blocks is filled by a producer warpgroup "
+         .. "(pipe=tma, producer=wg)")
+  end
+  if rpieces > 0 and f.pingpong == "1" then
+    fail("INVALID_KEY", "rpieces=" .. f.rpieces .. " and pingpong=1 are not combined")
+  end
+  if rpieces > 0 and rpieces < blocks then
+    fail("INVALID_KEY", "rpieces=" .. f.rpieces .. ": tile " .. bn .. "x" .. bk .. " carries up to " .. blocks
+         .. " residual blocks of 16 x 64 a K tile; the ring must hold at least that many")
+  end
   local rbn, rbk = f.rblock:match("^(%d+)x(%d+)$")
   return {
     sparse = 1, rbn = tonumber(rbn), rbk = tonumber(rbk), r_bytes = bn * bk // 2, rho = f.sparsity,
-    rslots = rslots, r_ring = rslots * (bn * bk // 2),
+    rslots = rslots, rpieces = rpieces, r_ring = rslots * (bn * bk // 2) + rpieces * 512,
     -- Split-K slices by work (dense blocks plus residual blocks), from a
     -- table the layer builds per bucket (runtime/residual.h, kslice): an
     -- even split would make the slices that hold the residual's k-blocks
     -- the grid's tail.
     kslice = tonumber(f.split) > 1 and 1 or 0,
-  }, rslots > 0 and (8 + 4 * blocks + 15) // 16 * 16 or bn * bk // 2 + 16
+  }, (rslots > 0 and (8 + 4 * blocks + 15) // 16 * 16) or (rpieces > 0 and 16) or bn * bk // 2 + 16
 end
 
 -- Quantizer CTAs of a fused GEMM at most (flags in the workspace).

@@ -31,9 +31,22 @@
 #define RSLOTS {{ p.rslots }}
 #define R_RING_OFF {{ p.r_ring_off }}
 #define R_SLOT_BYTES {{ p.r_bytes }}
+//% elseif p.sparse == 1 and p.rpieces > 0 then
+/* The residual's ring of blocks (gemm_tma.cu): RPIECES places of one 16 x
+ * 64 block (512 bytes) past the stages, handed out in order; a stage keeps
+ * its tile's presence word and the place of its first block. Block `bit`
+ * of a tile is its rank among the present ones past that place. */
+#define RB_OFF (GP_OFF + {{ p.gp_bytes }})
+#define RPIECES {{ p.rpieces }}
+#define R_RING_OFF {{ p.r_ring_off }}
+#define R_BLOCK_AT(rtile, rbits, rfirst, bit) \
+    ((rtile) + (((rfirst) + __popc((rbits) & ((1u << (bit)) - 1u))) % RPIECES) * 512)
 //% elseif p.sparse == 1 then
 #define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
 #define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
+//% end
+//% if p.sparse == 1 and p.rpieces == 0 then
+#define R_BLOCK_AT(rtile, rbits, rfirst, bit) ((rtile) + (bit) * 512)   /* block `bit` of the tile's residual */
 //% end
 //% if p.excp == 1 then
 /* Explicit dequantization (excp=1, gemm_tma.cu): the INT8 weights' ring past

@@ -44,6 +44,12 @@ local PRODUCER_REGS = 24
 -- cursor in the presence words, a lane's block address): at 24 ptxas
 -- spills it.
 local PRODUCER_REGS_SPARSE = 40
+-- ... and where it hands out places in a ring of residual blocks (rpieces):
+-- at 40 ptxas spills 8-12 bytes in the persistent kernels. Their MMA
+-- warpgroups then get 224 (128x256 tiles), which ptxas fits without spills
+-- and with the same wgmma groups as at 232: for them the estimate below
+-- takes 32 registers for addresses and parameters, not 40.
+local PRODUCER_REGS_PIECES = 48
 
 -- excp=1: the INT8 weights' ring (two slots: the dequantization of tile
 -- k + 1 runs while the MMAs read tile k), and the registers the
@@ -113,7 +119,7 @@ function P.check(f, arch)
   -- producer warpgroup beside them.
   local consumers = 128 * mma_wgs
   local producer = f.producer == "wg"
-  local preg = f.sparsity and PRODUCER_REGS_SPARSE or PRODUCER_REGS
+  local preg = (f.rpieces and PRODUCER_REGS_PIECES) or (f.sparsity and PRODUCER_REGS_SPARSE) or PRODUCER_REGS
   local deq_want = excp and dequant_regs(bn // 64, L.bits // 4) or 0
   local threads = consumers + (producer and 128 or 0) + (excp and 128 or 0)
   -- With a producer warpgroup the cap is known once shared memory says
@@ -146,7 +152,7 @@ function P.check(f, arch)
   -- Registers: accumulators, two steps of A fragments, ~40 for addresses
   -- and parameters; past the per-thread share of the register file ptxas
   -- serializes the wgmmas.
-  local regs = acc_regs + frag_regs + (fold2 and 24 or 40)
+  local regs = acc_regs + frag_regs + ((fold2 and 24) or (f.rpieces and 32) or 40)
   if regs > cap then
     bad(string.format("pipe=%s: warpgroup tile %dx%d needs ~%d registers per thread; %d threads allow %d",
                       pipe, nt, bn // wgn, regs, threads, cap))
@@ -192,6 +198,7 @@ function P.check(f, arch)
   local smem = body + 1024
   local sk = f.sk == "1"
   local static = 16 + (sk and 16 or 0) + (cluster > 1 and 16 or 0) + ((pipe == "tma") and 16 * (stages + sp.rslots + (excp and W8_SLOTS or 0) + (pingpong and 1 or 0)) or 0)
+                 + (sp.rpieces > 0 and 8 * stages * (pingpong and 1 or wgn) or 0)
   if smem + static > arch.smem then
     bad(string.format("variant needs %d bytes of shared memory%s; %s allows %d", smem,
                       persist and string.format(" (%d stages of %d%s and the output tile's %d)", stages, stage_bytes,

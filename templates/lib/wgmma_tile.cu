@@ -21,6 +21,10 @@
         const u32 rtile = smem_base + R_RING_OFF + (rord % RSLOTS) * R_SLOT_BYTES;
         if (rbits != 0u)
             mbar_wait(rfull0 + (rord % RSLOTS) * 8, (rord / RSLOTS) & 1u);
+//%   elseif p.rpieces > 0 then
+        /* They sit in the ring of blocks from place rfirst on (read where
+         * the tile has some for this warpgroup). */
+        const u32 rtile = smem_base + R_RING_OFF;
 //%   else
         const u32 rtile = stage + R_OFF;
 //%   end
@@ -31,7 +35,17 @@
          * ptxas injects warpgroup arrives, C7519, and the persistent
          * kernels spill.) */
         if (__any_sync(0xFFFFFFFFu, (rbits & rwg) != 0u)) {
+//%   if p.rpieces > 0 then
+            const u32 rfirst = lds32(stage + RB_OFF + 4) & 0xFFu;
+//%   end
 {{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = true }):gsub("\n$", "")) }}
+//%   if p.rpieces > 0 then
+            /* Its blocks are read (the steps' MMAs took the registers they
+             * were added to): their places may be handed on. */
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(rread0 + (({{ it }} % STAGES) * WG_N + wg_n) * 8);
+//%   end
         } else {
 {{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = false }):gsub("\n$", "")) }}
         }
