@@ -471,18 +471,20 @@ end
 -- registers would hold fewer CTAs an SM than the dense kernel's (twin_short)
 -- the most stages that keep them (8x16x64 on 16 warps: 2, session 42).
 
+-- A key's plan as pcall gives it: true and the plan, or false and the error.
+local function plan_of(k, arch)
+  return pcall(function() return select(2, V.plan(select(2, V.parse(k, arch)))) end)
+end
+
 local function sparse_stages(key, dense_key, per_sm, stages, arch, ctas, sms)
-  local function plan_of(k)
-    return pcall(function() return select(2, V.plan(select(2, V.parse(k, arch)))) end)
-  end
-  local ok, dense = plan_of(dense_key)
+  local ok, dense = plan_of(dense_key, arch)
   if not ok then error(dense, 0) end
   local resident = G.smem_resident(dense)
   if per_sm then resident = math.min(resident, per_sm) end
   local function waves(r) return math.ceil(ctas / (sms * math.max(1, r))) end
   for n = stages, 2, -1 do
     local p
-    ok, p = plan_of(key:gsub("stages=%d+", "stages=" .. n))
+    ok, p = plan_of((key:gsub("stages=%d+", "stages=" .. n)), arch)
     -- Only a refused key means "fewer stages"; anything else (out of
     -- memory) goes on up as it came. A decode twin short of the dense
     -- kernel's CTAs an SM (twin_short) also means "fewer stages".
@@ -503,24 +505,20 @@ end
 -- A producer warpgroup's twin whose residual room would take a stage from
 -- a ring of 4 or fewer (the persistent 128x256 tile: 4 -> 3) keeps the
 -- dense kernel's stages with the residual's blocks in a ring of their own
--- (rpieces): the most places (64 at most) that keep its stages and CTAs
--- per SM. H200, GEMM alone, 4 layers at M = 512..4096 (bench/results/
--- 2026-11-28-session43, c3): 4-9 points less over dense than the room at 3
--- stages. Not where the room keeps the stages (the 64x64 and 128x128
--- tiles): there a ring of one or two K tiles' blocks makes a K tile wait
--- for an earlier one's release before its residual can be copied, and
--- was 5-12 points worse (the same call).
-local function pieces_ring(sparse, dense_key, stages, arch)
-  local function plan_of(k)
-    local ok, p = pcall(function() return select(2, V.plan(select(2, V.parse(k, arch)))) end)
-    return ok and p or nil
-  end
-  local dense = plan_of(dense_key)
-  if not dense then return nil end
+-- (rpieces): the most places (64 at most) that keep its CTAs per SM (32
+-- there). H200, GEMM alone, 4 layers at M = 256..4096 (bench/results/
+-- 2026-11-28-session43, c6): 3 % less time than the room at 3 stages.
+-- Not where the room keeps the stages (the 64x64, 128x64 and 128x128
+-- tiles): there a ring of one or two K tiles' blocks makes a K tile's copy
+-- wait for an earlier tile to be read, and was 2-16 points worse over
+-- dense (c3).
+local function pieces_ring(sparse, dense_key, arch)
+  local ok, dense = plan_of(dense_key, arch)
+  if not ok then return nil end
   for _, n in ipairs({ 64, 32, 16, 8 }) do
     local k = sparse .. ";rpieces=" .. n
-    local p = plan_of(k)
-    if p and p.stages == stages and G.smem_resident(p) >= G.smem_resident(dense) then return k end
+    local fits, p = plan_of(k, arch)
+    if fits and G.smem_resident(p) >= G.smem_resident(dense) then return k end
   end
   return nil
 end
@@ -588,7 +586,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
   local room = sparse_stages(sparse, key, per_sm, stages, arch, ctas, sms)
-  local ring = room < stages and stages <= 4 and producer == "wg" and pieces_ring(sparse, key, stages, arch)
+  local ring = room < stages and stages <= 4 and producer == "wg" and pieces_ring(sparse, key, arch)
   if ring then return ring end
   return (sparse:gsub("stages=%d+", "stages=" .. room))
 end

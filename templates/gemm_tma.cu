@@ -195,15 +195,13 @@ static __device__ __forceinline__ void residual_issue(residual_ring &ring, u32 s
 }
 //% elseif p.rpieces > 0 then
 /* The warpgroups (along the weight rows) whose rows have blocks in a
- * tile's presence bits: bit g for warpgroup wg_n = g (lib/wgmma_head.cu's
- * rwg). */
+ * tile's presence bits: bit g for warpgroup wg_n = g. */
 static __device__ __forceinline__ u32 residual_readers(u32 present)
 {
-    constexpr int rwidth = (BN / WG_N / 16) * (BK / 64);
     u32 r = 0u;
 #pragma unroll
     for (int g = 0; g < WG_N; ++g)
-        r |= (present & ((rwidth >= 32 ? 0xFFFFFFFFu : (1u << rwidth) - 1u) << (g * rwidth % 32))) != 0u ? 1u << g : 0u;
+        r |= (present & R_WG_BITS(g)) != 0u ? 1u << g : 0u;
     return r;
 }
 

@@ -73,9 +73,8 @@ end
 -- carry a residual and, per 16 x 64 block, where its residual starts.
 -- With rpieces = P (pipe=tma, producer=wg) the residual's 16 x 64 blocks
 -- take places in a ring of P blocks of 512 bytes past the stages (r_ring),
--- handed out in order and free again once the tile that held them is
--- released; a stage holds the presence word and the place of its tile's
--- first block.
+-- handed out in order and free again once the tile that held them has
+-- been read; a stage holds 16 bytes of words (gemm_tma.cu).
 function G.sparse(f, L, bn, bk)
   if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0, rslots = 0, rpieces = 0, r_ring = 0 }, 0 end
   if not L.residual then

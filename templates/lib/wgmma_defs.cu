@@ -48,6 +48,12 @@
 //% if p.sparse == 1 and p.rpieces == 0 then
 #define R_BLOCK_AT(rtile, rbits, rfirst, bit) ((rtile) + (bit) * 512)   /* block `bit` of the tile's residual */
 //% end
+//% if p.sparse == 1 and p.rslots == 0 then
+/* The bits of the warpgroup at g along the rows in a tile's presence word:
+ * those of its BN / WG_N / 16 row blocks, BK / 64 each. */
+#define R_WIDTH ((BN / WG_N / 16) * (BK / 64))
+#define R_WG_BITS(g) ((R_WIDTH >= 32 ? 0xFFFFFFFFu : (1u << R_WIDTH) - 1u) << ((g) * R_WIDTH % 32))
+//% end
 //% if p.excp == 1 then
 /* Explicit dequantization (excp=1, gemm_tma.cu): the INT8 weights' ring past
  * the stages, W8_SLOTS slots of BN rows x BK bytes, 128-byte swizzled as

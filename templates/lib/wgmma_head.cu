@@ -32,10 +32,8 @@
     /* This warp's first 16-row block (of the CTA's), one per 64-row wgmma block. */
     const int nbl0 = wg_n * (BN / WG_N / 16) + wq;
 //% if p.sparse == 1 and p.rslots == 0 then
-    /* Its warpgroup's bits in a tile's residual word (lib/wgmma_tile.cu):
-     * those of its BN / WG_N / 16 row blocks, BK / 64 each. */
-    const int rwidth = (BN / WG_N / 16) * (BK / 64);
-    const u32 rwg = (rwidth >= 32 ? 0xFFFFFFFFu : (1u << rwidth) - 1u) << (wg_n * rwidth % 32);
+    /* Its warpgroup's bits in a tile's residual word (lib/wgmma_tile.cu). */
+    const u32 rwg = R_WG_BITS(wg_n);
 //% end
 
 //% if p.sparse == 1 and p.producer == 0 then
