@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+# bench/stamps/bisect.py STAMPS TREES [--rho R] [--reps N] NxKxM...: where a sparse layer's time goes, on the GPU.
+# For each point: D, the dense layer's table kernel; S, the sparse layer's (rho R, blocks chosen on the unweighted
+# error); then S's key from each diagnostic tree under TREES (bench/stamps/trees.py: TREES/NAME/templates, the
+# names found there, in trees.py's order), and for Z2, where the twin has fewer stages than the dense kernel, Z2
+# at the dense kernel's stages (Z2d); last D again (D2: the run-to-run spread to read the rest against). Each an
+# event time of qjit_stamps (STAMPS: bench/stamps/harness.c built; the library's own templates for D and S),
+# median of REPS launches after the first two, each after a write that flushes L2. Prints per point the times and
+# their excess over D.
+import os, re, statistics, subprocess, sys
+
+ORDER = ['X', 'X0', 'Xc', 'Y', 'Z', 'Z2']
+
+def main(argv):
+    args, rho, reps, points = [], 0.01, 20, []
+    it = iter(argv)
+    for a in it:
+        if a == '--rho': rho = float(next(it))
+        elif a == '--reps': reps = int(next(it))
+        else: args.append(a)
+    if len(args) < 3:
+        sys.exit('usage: bisect.py STAMPS TREES [--rho R] [--reps N] NxKxM...')
+    stamps, trees = args[0], args[1]
+    for p in args[2:]:
+        m = re.fullmatch(r'(\d+)x(\d+)x(\d+)', p)
+        if not m: sys.exit('bisect.py: %s is not NxKxM' % p)
+        points.append(tuple(int(v) for v in m.groups()))
+    names = [n for n in ORDER if os.path.isdir(os.path.join(trees, n, 'templates'))]
+    cache = os.environ.get('QJIT_CACHE_DIR', '/tmp/qjit-bisect')
+
+    def run(n, k, m, key, r, tree=None):
+        env = dict(os.environ)
+        if tree:
+            env['QJIT_TEMPLATE_PATH'] = os.path.join(trees, tree, 'templates')
+        env['QJIT_CACHE_DIR'] = cache + '-' + (tree or 'main')
+        out = subprocess.run([stamps, str(n), str(k), str(m), key, str(reps + 2), str(r)], capture_output=True,
+                             text=True, env=env, timeout=120)
+        if out.returncode:
+            print('   %s: failed: %s' % (tree or 'main', out.stderr.strip()[-200:]), flush=True)
+            return None, 0.0
+        got = re.search(r'^variant (\S+)', out.stdout, re.M)
+        t = [float(v) for i, v in re.findall(r'^rep (\d+) event ([\d.]+) us', out.stdout, re.M) if int(i) >= 2]
+        return (got.group(1) if got else None), (statistics.median(t) if t else 0.0)
+
+    def stages(key): return re.search(r'stages=(\d+)', key).group(1)
+
+    for n, k, m in points:
+        kd, d = run(n, k, m, '-', 0.0)
+        ks, s = run(n, k, m, '-', rho)
+        if not kd or not ks:
+            continue
+        row = [('D', d), ('S', s)]
+        for t in names:
+            row.append((t, run(n, k, m, ks, rho, t)[1]))
+            if t == 'Z2' and stages(ks) != stages(kd):
+                row.append(('Z2d', run(n, k, m, re.sub(r'stages=\d+', 'stages=' + stages(kd), ks), rho, t)[1]))
+        row.append(('D2', run(n, k, m, kd, 0.0)[1]))
+        print('== %dx%d M=%d rho %g\n   dense  %s\n   sparse %s' % (n, k, m, rho, kd, ks))
+        print('   ' + '  '.join('%s %.2f (%+.1f%%)' % (t, v, 100 * (v / d - 1) if d and v else 0.0) for t, v in row),
+              flush=True)
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+# bench/stamps/trees.py SRC DST NAME...: diagnostic copies of the template tree SRC (e.g. templates) at
+# DST/NAME/templates, each with one more piece of a sparse TMA kernel taken away, for timing studies on the GPU
+# (bench/stamps/bisect.py). They give wrong sums: timing only, never the library's templates. Each tree adds to
+# the one before it (session 43, bench/results/2026-11-28-session43):
+#   X    the MMA warps run the dense steps only (no tile test, no fold); the producer still looks the residual up
+#        and copies it into the stage
+#   X0   X with the residual warp's rmask loads gone (its cursor reads zero words: nothing found, nothing copied)
+#   Xc   X with the residual found but not copied (the warp arrives with no bytes)
+#   Y    X with the residual warp arriving on each slot without lookups or copies
+#   Z    Y without the residual warp (a `full` barrier of one arrival)
+#   Z2   Z without the residual's room in the stage (the plan's stage bytes the dense kernel's)
+# (X0 and Xc branch off X; Y, Z, Z2 follow each other.) A tree that loses a stage's room (Z2) plans keys the
+# sparse twin could not; a key at the dense kernel's stages then measures everything but the room. Each patch
+# asserts that its place in the templates is still there, so a template edit that moves one fails here.
+import os, shutil, sys
+
+def patch(root, path, old, new):
+    p = os.path.join(root, path)
+    s = open(p).read()
+    assert s.count(old) == 1, (path, old[:80], s.count(old))
+    open(p, 'w').write(s.replace(old, new))
+
+STEPS_FOLD = '''        if (__any_sync(0xFFFFFFFFu, (rbits & rwg) != 0u)) {'''
+DENSE_STEPS = '''{{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = false }):gsub("\\n$", "")) }}
+'''
+CURSOR = ('                    residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), '
+          'n_cta, kt_begin, N, K);\n')
+ROOM_CALL = '''                        slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
+                                      rweight, n_cta, N, K);'''
+
+def x(root):
+    p = os.path.join(root, 'lib/wgmma_tile.cu')
+    s = open(p).read()
+    a = s.index(STEPS_FOLD)
+    b = s.index('//% else', a)
+    open(p, 'w').write(s[:a] + '        (void)rbits; (void)rtile;\n' + DENSE_STEPS + s[b:])
+
+def x0(root):
+    patch(root, 'gemm_tma.cu', CURSOR,
+          '                    residual_cursor rcur = { make_uint2(0u, 0u), make_uint2(0u, 0u), -2 };\n')
+    patch(root, 'lib/residual.cu', '''    if (w != c.word) {
+        c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);''', '''    if (c.word == -2)
+        return nullptr;
+    if (w != c.word) {
+        c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);''')
+
+def xc(root):
+    patch(root, 'gemm_tma.cu', '''    if (src)
+        bulk_load(stage + R_OFF + lane * 512, src, 512, full);
+    if (lane == 0) {
+        sts32(stage + RB_OFF, present);
+        mbar_expect_tx(full, __popc(present) * 512);''', '''    if (lane == 0) {
+        sts32(stage + RB_OFF, present);
+        mbar_expect_tx(full, 0u);''')
+
+def y(root):
+    patch(root, 'gemm_tma.cu', CURSOR, '')
+    patch(root, 'gemm_tma.cu', ROOM_CALL,
+          '                        if (lane == 0) { sts32(smem_base + slot * STAGE_BYTES + RB_OFF, 0u); '
+          'mbar_arrive(full0 + slot * 8); }')
+
+def z(root):
+    patch(root, 'gemm_tma.cu', '                if (warp == R_WARP) {\n',
+          '                if (warp == R_WARP) { kt = ktiles; it += ktiles; }\n                if (K < 0) {\n')
+    patch(root, 'gemm_tma.cu', '            mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});',
+          '            mbar_init(full0 + s * 8, 1);')
+
+def z2(root):
+    patch(root, 'lib/wgmma_plan.lua', '  local sp, r_stage = G.sparse(f, L, bn, bk)\n',
+          '  local sp, r_stage = G.sparse(f, L, bn, bk)\n  r_stage = 0\n')
+    patch(root, 'lib/wgmma_tile.cu', '        const u32 rbits = lds32(stage + RB_OFF);', '        const u32 rbits = 0u;')
+
+TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2]}
+
+if __name__ == '__main__':
+    if len(sys.argv) < 4 or any(n not in TREES for n in sys.argv[3:]):
+        sys.exit('usage: trees.py SRC DST NAME... (NAME: %s)' % ' '.join(TREES))
+    src, dst = sys.argv[1], sys.argv[2]
+    for name in sys.argv[3:]:
+        root = os.path.join(dst, name, 'templates')
+        if os.path.exists(root):
+            shutil.rmtree(root)
+        shutil.copytree(src, root)
+        for step in TREES[name]:
+            step(root)
+        print(root)
