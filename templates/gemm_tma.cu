@@ -34,7 +34,7 @@
 {{ render("lib/tma.cu") }}
 {{ render(scheme.device, { p = p }) }}
 {{ gemm.lib(p, f) }}
-{{ render("lib/wgmma_defs.cu", { p = p }) }}
+{{ render("lib/wgmma_defs.cu", { p = p, grouped = true }) }}
 //% if p.excp == 1 then
 {{ render("lib/excp.cu", { p = p }) }}
 //% end
@@ -261,18 +261,20 @@ static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u
     __syncwarp();   /* the words above, read by every lane at later tiles */
 }
 //% else
-/* The residual warp's part: lane l looks up its block of the tile, each
- * present one comes in one bulk copy of 512 bytes, and lane 0 writes the
- * stage's presence word and arrives with the residual's bytes: the phase
- * completes only after this arrival, whatever lands first. */
+/* The residual warp's part: lane l looks up its block of the tile; the
+ * present ones come in one bulk copy per kept residual block, from the
+ * lane of its first 16 x 64 block (R_HEAD) into the room's places
+ * (R_PLACE, lib/wgmma_defs.cu); lane 0 writes the stage's presence word
+ * and arrives with the residual's bytes: the phase completes only after
+ * this arrival, whatever lands first. */
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
                                                      const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
                                                      int n_cta, int N, int K)
 {
     const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
-    if (src)
-        bulk_load(stage + R_OFF + lane * 512, src, 512, full);
+    if (src && R_HEAD(lane))
+        bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src, R_SLABS * R_KSTEPS * 512, full);
     if (lane == 0) {
         sts32(stage + RB_OFF, present);
         mbar_expect_tx(full, __popc(present) * 512);

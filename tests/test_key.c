@@ -1533,9 +1533,18 @@ START_TEST(sparse_keys)
                                                                  "#define STAGE_BYTES 25600", "residual_issue(", NULL},
                                 (const char *const[]){"#define R_OFF", NULL});
         qjit_free(ctx, src);
+        /* The room of the TMA pipe keeps a kept residual block's 16 x 64
+         * blocks together, one bulk copy each (R_PLACE); the cp.async
+         * warpgroup pipe's room is in bit order. */
         src = source_with(ctx, "scheme=lqq;g=128;pipe=tma;tile=128x128x128;warps=1x8;stages=4;sparsity=0.1",
-                          (const char *const[]){"#define STAGE_BYTES 33792", "#define R_OFF", NULL},
+                          (const char *const[]){"#define STAGE_BYTES 33792", "#define R_OFF", "#define R_PLACE(bit)",
+                                                "#define R_SLABS (RBK > BK ? 1 : RBN < BN ? RBN / 16 : BN / 16)",
+                                                "R_PLACE(lane) * 512, src, R_SLABS * R_KSTEPS * 512, full)", NULL},
                           (const char *const[]){"residual_issue(", NULL});
+        qjit_free(ctx, src);
+        src = source_with(ctx, "scheme=lqq;g=128;pipe=wgmma;tile=64x128x128;warps=1x8;stages=4;sparsity=0.1",
+                          (const char *const[]){"#define R_OFF", "((rtile) + (bit) * 512)", NULL},
+                          (const char *const[]){"#define R_PLACE", NULL});
         qjit_free(ctx, src);
         /* The ring of residual blocks (a producer warpgroup's): the stage
          * keeps the dense kernel's bytes but for 16 of words (25600 of the

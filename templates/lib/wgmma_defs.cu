@@ -45,8 +45,41 @@
 #define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
 #define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
 //% end
-//% if p.sparse == 1 and p.rpieces == 0 then
+//% if p.sparse == 1 and p.rpieces == 0 and p.rslots == 0 and grouped then
+/* The room as the TMA pipe fills it: the 16 x 64 blocks of one kept residual
+ * block (RBN x RBK) lie together, in rweight's order (16-row slab, then
+ * 64-k step), so that one bulk copy brings the block's part of the tile.
+ * Each bulk copy has a fixed cost in the SM's copy unit that its bytes do
+ * not: per 512-byte block it cost 1-4 points over dense, from L2 as from
+ * DRAM (bench/results/2026-11-28-session44). Where a residual block spans
+ * K tiles (RBK > BK) its part in a tile is not contiguous: a 16 x 64 block
+ * a copy.
+ * R_SLABS: a residual block's 16-row slabs in a tile; R_KSTEPS: its 64-k
+ * steps; R_PLACE(bit): the place of block `bit` (16-row block bit / (BK /
+ * 64), step bit % (BK / 64)); R_HEAD(bit): whether it starts its residual
+ * block's part (the place its copy goes to). */
+#define R_SLABS (RBK > BK ? 1 : RBN < BN ? RBN / 16 : BN / 16)
+#define R_KSTEPS (RBK <= BK ? RBK / 64 : 1)
+#define R_PLACE(bit) (R_ROW_PLACE((bit) / (BK / 64)) + R_STEP_PLACE((bit) % (BK / 64)))
+#define R_HEAD(bit) (((bit) / (BK / 64)) % R_SLABS == 0 && ((bit) % (BK / 64)) % R_KSTEPS == 0)
+/* An MMA warp's block at its i-th 16-row block (nbl0 + 4 i) and step kb:
+ * R_PLACE splits into a part of the 16-row block and one of the step, and
+ * where a residual block has at most 4 slabs in the tile the first part
+ * moves by 4 K tiles' steps per i, so the address is the warp's own
+ * (hoisted out of the K loop) plus a constant, as without the grouping. */
+#define R_ROW_PLACE(nbl) (((nbl) / R_SLABS) * (BK / 64) * R_SLABS + ((nbl) % R_SLABS) * R_KSTEPS)
+#define R_STEP_PLACE(kb) (((kb) / R_KSTEPS) * R_SLABS * R_KSTEPS + (kb) % R_KSTEPS)
+#if R_SLABS <= 4
+#define R_WARP_AT(rtile, rbits, rfirst, nbl0, i, kb) \
+    ((rtile) + (R_ROW_PLACE(nbl0) + (i) * 4 * (BK / 64) + R_STEP_PLACE(kb)) * 512)
+#else
+#define R_WARP_AT(rtile, rbits, rfirst, nbl0, i, kb) ((rtile) + (R_ROW_PLACE((nbl0) + (i) * 4) + R_STEP_PLACE(kb)) * 512)
+#endif
+//% elseif p.sparse == 1 and p.rpieces == 0 then
 #define R_BLOCK_AT(rtile, rbits, rfirst, bit) ((rtile) + (bit) * 512)   /* block `bit` of the tile's residual */
+//% end
+//% if p.sparse == 1 and not (p.rpieces == 0 and p.rslots == 0 and grouped) then
+#define R_WARP_AT(rtile, rbits, rfirst, nbl0, i, kb) R_BLOCK_AT(rtile, rbits, rfirst, ((nbl0) + (i) * 4) * (BK / 64) + (kb))
 //% end
 //% if p.sparse == 1 and p.rslots == 0 then
 /* The bits of the warpgroup at g along the rows in a tile's presence word:

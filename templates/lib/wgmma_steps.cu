@@ -72,7 +72,7 @@
             for (int i = 0; i < MI; ++i) {
                 const int bit = (nbl0 + i * 4) * (BK / 64) + kb;
                 if (__any_sync(0xFFFFFFFFu, rbits >> bit & 1u))
-                    residual_fold(lds128(R_BLOCK_AT(rtile, rbits, rfirst, bit) + lane * 16), a[i]);
+                    residual_fold(lds128(R_WARP_AT(rtile, rbits, rfirst, nbl0, i, kb) + lane * 16), a[i]);
                 /* Pinned: the two paths' common last XOR would otherwise be
                  * sunk past the fence (C7519, C7520). */
 #pragma unroll
