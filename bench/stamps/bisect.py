@@ -2,14 +2,14 @@
 # bench/stamps/bisect.py STAMPS TREES [--rho R] [--reps N] NxKxM...: where a sparse layer's time goes, on the GPU.
 # For each point: D, the dense layer's table kernel; S, the sparse layer's (rho R, blocks chosen on the unweighted
 # error); then S's key from each diagnostic tree under TREES (bench/stamps/trees.py: TREES/NAME/templates, the
-# names found there, in trees.py's order), and for Z2, where the twin has fewer stages than the dense kernel, Z2
-# at the dense kernel's stages (Z2d); last D again (D2: the run-to-run spread to read the rest against). Each an
+# names found there, in trees.py's order), and for Z2 and Z3, where the twin has fewer stages than the dense kernel, each
+# at the dense kernel's stages (Z2d, Z3d); last D again (D2: the run-to-run spread to read the rest against). Each an
 # event time of qjit_stamps (STAMPS: bench/stamps/harness.c built; the library's own templates for D and S),
 # median of REPS launches after the first two, each after a write that flushes L2. Prints per point the times and
 # their excess over D.
 import os, re, statistics, subprocess, sys
 
-ORDER = ['X', 'X0', 'Xc', 'Y', 'Z', 'Z2']
+ORDER = ['X', 'X0', 'Xc', 'Xl', 'Y', 'Z', 'Z2', 'Z3']
 
 def main(argv):
     args, rho, reps, points = [], 0.01, 20, []
@@ -52,8 +52,8 @@ def main(argv):
         row = [('D', d), ('S', s)]
         for t in names:
             row.append((t, run(n, k, m, ks, rho, t)[1]))
-            if t == 'Z2' and stages(ks) != stages(kd):
-                row.append(('Z2d', run(n, k, m, re.sub(r'stages=\d+', 'stages=' + stages(kd), ks), rho, t)[1]))
+            if t in ('Z2', 'Z3') and stages(ks) != stages(kd):
+                row.append((t + 'd', run(n, k, m, re.sub(r'stages=\d+', 'stages=' + stages(kd), ks), rho, t)[1]))
         row.append(('D2', run(n, k, m, kd, 0.0)[1]))
         print('== %dx%d M=%d rho %g\n   dense  %s\n   sparse %s' % (n, k, m, rho, kd, ks))
         print('   ' + '  '.join('%s %.2f (%+.1f%%)' % (t, v, 100 * (v / d - 1) if d and v else 0.0) for t, v in row),

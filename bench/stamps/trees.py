@@ -7,10 +7,13 @@
 #        and copies it into the stage
 #   X0   X with the residual warp's rmask loads gone (its cursor reads zero words: nothing found, nothing copied)
 #   Xc   X with the residual found but not copied (the warp arrives with no bytes)
+#   Xl   X with every copy from the residual's first block (an L2 hit, never DRAM): Xl - Xc the copies' own
+#        cost, X - Xl their DRAM latency
 #   Y    X with the residual warp arriving on each slot without lookups or copies
 #   Z    Y without the residual warp (a `full` barrier of one arrival)
 #   Z2   Z without the residual's room in the stage (the plan's stage bytes the dense kernel's)
-# (X0 and Xc branch off X; Y, Z, Z2 follow each other.) A tree that loses a stage's room (Z2) plans keys the
+#   Z3   Z2 with the dense kernel's register split (the producer warpgroup at 24, its MMA warpgroups the rest)
+# (X0, Xc and Xl branch off X; Y, Z, Z2, Z3 follow each other.) A tree that loses a stage's room (Z2) plans keys the
 # sparse twin could not; a key at the dense kernel's stages then measures everything but the room. Each patch
 # asserts that its place in the templates is still there, so a template edit that moves one fails here.
 import os, shutil, sys
@@ -46,13 +49,18 @@ def x0(root):
         c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);''')
 
 def xc(root):
-    patch(root, 'gemm_tma.cu', '''    if (src)
-        bulk_load(stage + R_OFF + lane * 512, src, 512, full);
+    patch(root, 'gemm_tma.cu', '''    if (src && R_HEAD(lane))
+        bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src, R_SLABS * R_KSTEPS * 512, full);
     if (lane == 0) {
         sts32(stage + RB_OFF, present);
         mbar_expect_tx(full, __popc(present) * 512);''', '''    if (lane == 0) {
         sts32(stage + RB_OFF, present);
         mbar_expect_tx(full, 0u);''')
+
+def xl(root):
+    patch(root, 'gemm_tma.cu', '''    if (src && R_HEAD(lane))
+        bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src,''', '''    if (src && R_HEAD(lane))
+        bulk_load(stage + R_OFF + R_PLACE(lane) * 512, rweight,''')
 
 def y(root):
     patch(root, 'gemm_tma.cu', CURSOR, '')
@@ -71,7 +79,10 @@ def z2(root):
           '  local sp, r_stage = G.sparse(f, L, bn, bk)\n  r_stage = 0\n')
     patch(root, 'lib/wgmma_tile.cu', '        const u32 rbits = lds32(stage + RB_OFF);', '        const u32 rbits = 0u;')
 
-TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2]}
+def z3(root):
+    patch(root, 'lib/wgmma_plan.lua', '(f.sparsity and PRODUCER_REGS_SPARSE) or ', '')
+
+TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3]}
 
 if __name__ == '__main__':
     if len(sys.argv) < 4 or any(n not in TREES for n in sys.argv[3:]):
