@@ -64,9 +64,10 @@
 #define R_HEAD(bit) (((bit) / (BK / 64)) % R_SLABS == 0 && ((bit) % (BK / 64)) % R_KSTEPS == 0)
 /* An MMA warp's block at its i-th 16-row block (nbl0 + 4 i) and step kb:
  * R_PLACE splits into a part of the 16-row block and one of the step, and
- * where a residual block has at most 4 slabs in the tile the first part
- * moves by 4 K tiles' steps per i, so the address is the warp's own
- * (hoisted out of the K loop) plus a constant, as without the grouping. */
+ * where a residual block has at most 4 slabs in the tile (they divide the
+ * warp's stride of 4) the first part moves by 4 x BK / 64 places per i, so
+ * the address is the warp's own (hoisted out of the K loop) plus a
+ * constant, as without the grouping. */
 #define R_ROW_PLACE(nbl) (((nbl) / R_SLABS) * (BK / 64) * R_SLABS + ((nbl) % R_SLABS) * R_KSTEPS)
 #define R_STEP_PLACE(kb) (((kb) / R_KSTEPS) * R_SLABS * R_KSTEPS + (kb) % R_KSTEPS)
 #if R_SLABS <= 4
