@@ -86,7 +86,7 @@ static const struct { char name[8]; qjit__slot_kind kind; } SLOT_KINDS[] = {
     {"w", QJIT__SLOT_WEIGHTS}, {"ws", QJIT__SLOT_WORKSPACE}, {"count", QJIT__SLOT_COUNT},
     {"map", QJIT__SLOT_MAP},   {"x", QJIT__SLOT_X},          {"y", QJIT__SLOT_Y},
     {"m", QJIT__SLOT_M},       {"n", QJIT__SLOT_N},          {"k", QJIT__SLOT_K},
-    {"epoch", QJIT__SLOT_EPOCH}, {"bucket", QJIT__SLOT_BUCKET}, {"param", QJIT__SLOT_PARAM},
+    {"epoch", QJIT__SLOT_EPOCH}, {"param", QJIT__SLOT_PARAM},
     {"bias", QJIT__SLOT_BIAS},
 };
 
@@ -129,10 +129,6 @@ static qjit_status read_slot(qjit__rec *s, int i, void *ud)
         break;
     case QJIT__SLOT_MAP:
         slot->ref = find_name(slot->name, b->maps, sizeof b->maps[0], b->nmaps);
-        break;
-    case QJIT__SLOT_BUCKET:
-        /* The one bucket table there is, which the bucket must define. */
-        slot->ref = !strcmp(ref, "kslice") && b->kslice_split ? 0 : -1;
         break;
     default:
         break;
@@ -251,21 +247,6 @@ static qjit_status read_bucket(qjit__rec *b_rec, int i, void *ud)
     b->max_m = max_m;
     b->tile_m = (int)tile_m;
     b->token_pack = (int)pack;
-    if (qjit__rec_has(b_rec, "kslice")) {
-        qjit__rec ks;
-        long long tn, tk, split;
-        if ((st = qjit__rec_table(b_rec, "kslice", &ks)))
-            return st;
-        if (!(st = qjit__rec_int(&ks, "tile_n", 16, 1024, &tn)) && !(st = qjit__rec_int(&ks, "tile_k", 64, 128, &tk)) &&
-            !(st = qjit__rec_int(&ks, "split", 2, 16, &split)) && tn % 16)
-            st = qjit__rec_fail(&ks, "kslice tile_n %lld is not a multiple of 16", tn);
-        qjit__rec_close(&ks);
-        if (st)
-            return st;
-        b->kslice_tile_n = (int)tn;
-        b->kslice_tile_k = (int)tk;
-        b->kslice_split = (int)split;
-    }
     /* Workspace and maps first: the slots refer to them. */
     if ((st = read_list(b_rec, "workspace", QJIT__PLAN_WS, 0, read_ws, b, &b->nws)) ||
         (st = read_list(b_rec, "maps", QJIT__PLAN_MAPS, 1, read_map, &r, &b->nmaps)) ||

@@ -29,7 +29,6 @@ typedef enum qjit__slot_kind {
     QJIT__SLOT_N,                /* output channels, int */
     QJIT__SLOT_K,                /* input channels, int */
     QJIT__SLOT_EPOCH,            /* the call's epoch, u64 (fused quantization) */
-    QJIT__SLOT_BUCKET,           /* device address of the bucket's table (kslice, per layer) */
     QJIT__SLOT_PARAM,            /* the layer's parameter as its kernels take it, int (a two-part layer: its INT8 channels) */
     QJIT__SLOT_BIAS              /* device address of the layer's bias, N floats */
 } qjit__slot_kind;
@@ -95,9 +94,6 @@ typedef struct qjit__bucket_plan {
     int tile_m;                  /* the GEMM's tokens per CTA (sizes per_mtile sections) */
     int has_quant;               /* 0: the GEMM quantizes its own tokens */
     int token_pack;              /* INT4 token values per byte of xq: 1, or 2 (mma=s4) */
-    /* A sparse GEMM's split-K slices by work (runtime/residual.h): its
-     * tile's rows and k and its split; 0: none. */
-    int kslice_tile_n, kslice_tile_k, kslice_split;
     qjit__kernel_plan quant, gemm, gemm_acc;
     int nws;
     qjit__ws_section ws[QJIT__PLAN_WS];

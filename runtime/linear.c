@@ -39,7 +39,6 @@ typedef struct bucket {
     const qjit__bucket_plan *plan;
     binding quant, gemm, gemm_acc;
     uint64_t maps[QJIT__PLAN_MAPS][16];   /* tensor maps of weight sections (CUtensorMap bytes) */
-    CUdeviceptr kslice;                   /* the GEMM's split-K slices by work (0: none) */
     _Atomic(const qjit__kernel *) quant_k, gemm_k, gemm_acc_k;
 } bucket;
 
@@ -211,9 +210,6 @@ static void bind(qjit_linear *lin, bucket *b, const qjit__kernel_plan *kp, bindi
         case QJIT__SLOT_N:
             out->args[i] = &lin->n32;
             break;
-        case QJIT__SLOT_BUCKET:
-            out->args[i] = &b->kslice;
-            break;
         case QJIT__SLOT_K:
             out->args[i] = &lin->k32;
             break;
@@ -311,10 +307,9 @@ static qjit_status check_sections(qjit_context *ctx, const qjit__layer_plan *p, 
 
 /* Builds what the layer derives from the buffer, in host memory laid out as
  * on the device (each part 256-byte aligned from 0): the plan's derived
- * sections (rmask) at offset[i], then each bucket's split-K slices by work
- * (kslice, runtime/residual.h) at kslice_at[b]; *bytes: the total. */
+ * sections (rmask) at offset[i]; *bytes: the total. */
 static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, const qjit__weights_view *v,
-                                 size_t offset[], size_t kslice_at[], uint8_t **out, size_t *bytes)
+                                 size_t offset[], uint8_t **out, size_t *bytes)
 {
     size_t at = 0;
     int mask = -1;
@@ -324,35 +319,13 @@ static qjit_status build_derived(qjit_context *ctx, const qjit__layer_plan *p, c
             at = align256(at + (size_t)p->sections[i].bytes);
             mask = i;     /* rmask, the one derived section (check_sections) */
         }
-    for (int b = 0; b < p->nbuckets; b++) {
-        const qjit__bucket_plan *bp = &p->buckets[b];
-        if (!bp->kslice_split)
-            continue;
-        if (mask < 0 || v->K % bp->kslice_tile_k)
-            return qjit__error(ctx, QJIT_TEMPLATE, "bucket %d asks for split-K slices by work of %d x %d tiles, "
-                               "which this layer cannot build", b, bp->kslice_tile_n, bp->kslice_tile_k);
-        kslice_at[b] = at;
-        at = align256(at + 4 * qjit__residual_slices_count(v, bp->kslice_tile_n, bp->kslice_split));
-    }
     *out = NULL;
     *bytes = at;
     if (!at)
         return QJIT_OK;
-    size_t prefix_bytes = sizeof(int64_t) * (size_t)(v->K / 64 + 1);   /* K tiles of 64 k at most */
-    int64_t *prefix = qjit__alloc(ctx, prefix_bytes);
-    if (!prefix || !(*out = qjit__calloc(ctx, at))) {
-        qjit__free(ctx, prefix, prefix_bytes);
+    if (!(*out = qjit__calloc(ctx, at)))
         return qjit__error(ctx, QJIT_OUT_OF_MEMORY, "out of memory building the residual's index (%zu bytes)", at);
-    }
-    uint32_t *m = (uint32_t *)(void *)(*out + offset[mask]);
-    qjit__residual_mask(&v->residual, m);
-    for (int b = 0; b < p->nbuckets; b++) {
-        const qjit__bucket_plan *bp = &p->buckets[b];
-        if (bp->kslice_split)
-            qjit__residual_slices(v, m, bp->kslice_tile_n, bp->kslice_tile_k, bp->kslice_split, prefix,
-                                  (int32_t *)(void *)(*out + kslice_at[b]));
-    }
-    qjit__free(ctx, prefix, prefix_bytes);
+    qjit__residual_mask(&v->residual, (uint32_t *)(void *)(*out + offset[mask]));
     return QJIT_OK;
 }
 
@@ -464,11 +437,11 @@ qjit_status qjit__linear_create_picks(qjit_context *ctx, const void *packed, siz
     if (st == QJIT_OK)
         st = make_plan(lin, &v, opts.variant, opts.dtype, opts.bias != NULL, picks);
     /* The payload as stored, then the sections the layer derives from it. */
-    size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, kslice_at[QJIT__PLAN_BUCKETS] = {0}, derived_size = 0;
+    size_t derived_at[QJIT__PLAN_SECTIONS] = {0}, derived_size = 0;
     size_t payload_span = align256(v.payload_bytes);
     uint8_t *derived = NULL;
     if (st == QJIT_OK)
-        st = build_derived(ctx, &lin->plan, &v, derived_at, kslice_at, &derived, &derived_size);
+        st = build_derived(ctx, &lin->plan, &v, derived_at, &derived, &derived_size);
     /* The bias after the derived sections. */
     const size_t bias_at = payload_span + align256(derived_size), bias_bytes = opts.bias ? 4 * (size_t)v.N : 0;
     if (st == QJIT_OK && (lin->weights = device_alloc(ctx, bias_at + bias_bytes, &st)) != 0) {
@@ -505,8 +478,6 @@ qjit_status qjit__linear_create_picks(qjit_context *ctx, const void *packed, siz
     /* Bind every bucket: tensor maps of the weights, then the slots. */
     for (int i = 0; i < lin->plan.nbuckets; i++) {
         bucket *b = &lin->buckets[i];
-        if (b->plan->kslice_split)
-            b->kslice = lin->weights + payload_span + kslice_at[i];
         for (int m = 0; m < b->plan->nmaps; m++) {
             const qjit__map_plan *mp = &b->plan->maps[m];
             if (mp->source == QJIT__MAP_OF_WEIGHTS && (st = encode_map(ctx, b->maps[m], mp, lin->section[mp->ref], mp->rows)))

@@ -118,24 +118,6 @@ size_t qjit__residual_mask_bytes(const qjit__residual_view *rv);
 /* Writes it into out (qjit__residual_mask_bytes, 4-byte aligned). */
 void qjit__residual_mask(const qjit__residual_view *rv, uint32_t *out);
 
-/* SPLIT-K SLICES BY WORK (kslice, built by the layer per M bucket whose
- * sparse GEMM splits K): a split-K slice that holds the k-blocks where the
- * residual concentrates (calibration-weighted choice follows the outlier
- * input channels) would carry several times the mean residual work and
- * become the grid's tail. So slice z of N tile t takes K tiles
- * out[t (split + 1) + z] .. out[t (split + 1) + z + 1] - 1, in order, where
- * each K tile weighs its 16 x 64 weight blocks plus its residual blocks and
- * the heaviest slice is as light as an in-order partition allows (each
- * slice keeps at least one tile while there are as many tiles as slices).
- * Tiles are tile_n rows x tile_k columns (tile_k 64 or 128 dividing K),
- * ceil(N / tile_n) of them.
- * @return the ints it takes: ceil(N / tile_n) x (split + 1). */
-size_t qjit__residual_slices_count(const qjit__weights_view *v, int tile_n, int split);
-/* mask: the kernels' index (qjit__residual_mask); prefix: scratch of
- * K / tile_k + 1 entries. */
-void qjit__residual_slices(const qjit__weights_view *v, const uint32_t *mask, int tile_n, int tile_k, int split,
-                           int64_t *prefix, int32_t *out);
-
 /* Row n's kept blocks: entries *first .. *first + count - 1. */
 int64_t qjit__residual_row(const qjit__weights_view *v, int64_t n, int64_t *first);
 /* The k-block of entry j. */

@@ -797,8 +797,6 @@ local function bucket_plan(key, max_m, S, group, N, K, arch, sms, sections, res,
     gemm = kernel_plan(canon, slots, grid, p.cluster), gemm_acc = kernel_plan(acc_key, acc_slots, grid, p.cluster),
     workspace = G.workspace(p, L, N, K, sms), maps = {},
   }
-  -- A sparse GEMM's split-K slices, balanced by work (runtime/residual.h).
-  if p.kslice == 1 then b.kslice = { tile_n = p.tile_n, tile_k = p.tile_k, split = p.split } end
   if p.fused ~= 1 then
     local q = quant_key(L, arch, p.xpack, K, max_m, sms, dtype)
     local qf = select(2, V.parse(q, arch))

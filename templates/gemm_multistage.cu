@@ -140,14 +140,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{ p.name }}(
     const int warp_n = warp % WARPS_N, warp_m = warp / WARPS_N;
     const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
     /* This CTA's slice of the K tiles. */
-//% if p.kslice == 1 then
-    /* Slices balanced by work, the residual's blocks included (the layer's kslice). */
-    const int kt_begin = kslice[blockIdx.x * (SPLIT + 1) + blockIdx.z];
-    const int kt_end = kslice[blockIdx.x * (SPLIT + 1) + blockIdx.z + 1];
-//% else
     const int kt_begin = (int)((long long)(K / BK) * blockIdx.z / SPLIT);
     const int kt_end = (int)((long long)(K / BK) * (blockIdx.z + 1) / SPLIT);
-//% end
     const int ktiles = kt_end - kt_begin;
 
     int acc[MI][NJ][4];

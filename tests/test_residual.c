@@ -623,120 +623,6 @@ START_TEST(kernel_index_matches_the_rows)
 }
 END_TEST
 
-/* Split-K slices by work: the table partitions every N tile's K tiles in
- * order, no slice empty; its heaviest slice (work: dense blocks plus
- * residual blocks, counted here from the row pointers, not the index) is
- * the lightest any in-order partition has (checked against every
- * partition where there are few enough) and never heavier than the even
- * split's; without a residual it is as light as the even split. */
-START_TEST(split_k_slices_by_work)
-{
-    static const struct { int64_t N, K; int bn, bk, tile_n, tile_k, split; } cases[] = {
-        {256, 64 * 40, 64, 64, 128, 128, 4}, {200 - 8, 64 * 24, 16, 128, 64, 64, 3},
-        {384, 128 * 20, 128, 128, 64, 128, 5}, {128, 64 * 64, 32, 64, 128, 64, 8},
-    };
-    const int c = _i;
-    const int64_t N = cases[c].N, K = cases[c].K;
-    float *W = weights(N, K, 90 + (uint64_t)c), *X = calibration(16, K, 91 + (uint64_t)c);
-    qjit_quantize_options o = sparse_options(0.1);
-    o.block_n = cases[c].bn;
-    o.block_k = cases[c].bk;
-    o.calib = X;
-    o.calib_dtype = QJIT_DTYPE_F32;
-    o.calib_rows = 16;
-    packed p = quantize(QJIT_SCHEME_W4A8_LQQ, 64, W, N, K, &o);
-    qjit__weights_view v;
-    ck_assert_int_eq(qjit__weights_view_init(qt_bare_context(), p.b, p.bytes, 1, &v), QJIT_OK);
-    const int tn = cases[c].tile_n, tk = cases[c].tile_k, split = cases[c].split;
-    const int64_t ntiles = (N + tn - 1) / tn, ktiles = K / tk;
-    ck_assert_uint_eq(qjit__residual_slices_count(&v, tn, split), (size_t)(ntiles * (split + 1)));
-    uint32_t *mask = qt_xmalloc(qjit__residual_mask_bytes(&v.residual));
-    qjit__residual_mask(&v.residual, mask);
-    int64_t *prefix = qt_xmalloc(sizeof(int64_t) * (size_t)(ktiles + 1));
-    int32_t *out = qt_xmalloc(sizeof(int32_t) * (size_t)(ntiles * (split + 1)));
-    qjit__residual_slices(&v, mask, tn, tk, split, prefix, out);
-    /* The work of each K tile of each N tile, from the row pointers. */
-    int64_t *work = qt_xmalloc(sizeof(int64_t) * (size_t)(ntiles * ktiles));
-    for (int64_t i = 0; i < ntiles * ktiles; i++)
-        work[i] = (tn / 16) * (tk / 64);
-    for (int64_t n16 = 0; n16 < N / 16; n16++) {
-        int64_t first, count = qjit__residual_row(&v, n16 * 16, &first);
-        for (int64_t j = first; j < first + count; j++) {
-            int64_t kb = qjit__residual_kblock(&v, j);
-            for (int64_t k64 = kb * cases[c].bk / 64; k64 < (kb + 1) * cases[c].bk / 64; k64++)
-                work[(n16 * 16 / tn) * ktiles + k64 * 64 / tk]++;
-        }
-    }
-    double worst_even = 0, worst = 0;
-    for (int64_t t = 0; t < ntiles; t++) {
-        const int32_t *b = out + t * (split + 1);
-        const int64_t *w = work + t * ktiles;
-        int64_t total = 0;
-        for (int64_t kt = 0; kt < ktiles; kt++)
-            total += w[kt];
-        ck_assert_int_eq(b[0], 0);
-        ck_assert_int_eq(b[split], ktiles);
-        for (int z = 0; z < split; z++)
-            ck_assert_msg(b[z] < b[z + 1], "tile %lld slice %d is [%d, %d)", (long long)t, z, b[z], b[z + 1]);
-        int64_t heaviest = 0;
-        for (int z = 0; z < split; z++) {
-            int64_t mine = 0;
-            for (int64_t kt = b[z]; kt < b[z + 1]; kt++)
-                mine += w[kt];
-            heaviest = mine > heaviest ? mine : heaviest;
-        }
-        /* The lightest heaviest slice of any in-order partition: by dynamic
-         * programming over (slices, tiles). */
-        int64_t best[17][65];
-        if (split <= 16 && ktiles <= 64) {
-            for (int64_t e = 0; e <= ktiles; e++)
-                best[0][e] = e == 0 ? 0 : INT64_MAX;
-            for (int z = 1; z <= split; z++)
-                for (int64_t e = 0; e <= ktiles; e++) {
-                    best[z][e] = INT64_MAX;
-                    int64_t sum = 0;
-                    for (int64_t s0 = e - 1; s0 >= 0; s0--) {
-                        sum += w[s0];
-                        if (best[z - 1][s0] != INT64_MAX) {
-                            int64_t m = sum > best[z - 1][s0] ? sum : best[z - 1][s0];
-                            best[z][e] = m < best[z][e] ? m : best[z][e];
-                        }
-                    }
-                }
-            ck_assert_msg(heaviest == best[split][ktiles], "tile %lld: heaviest slice %lld, best %lld", (long long)t,
-                          (long long)heaviest, (long long)best[split][ktiles]);
-        }
-        for (int z = 0; z < split; z++) {
-            int64_t mine = 0, even = 0;
-            for (int64_t kt = b[z]; kt < b[z + 1]; kt++)
-                mine += w[kt];
-            for (int64_t kt = ktiles * z / split; kt < ktiles * (z + 1) / split; kt++)
-                even += w[kt];
-            worst = fmax(worst, (double)mine * split / (double)total);
-            worst_even = fmax(worst_even, (double)even * split / (double)total);
-        }
-    }
-    printf("slices %lldx%lld, %dx%d blocks, tiles %dx%d, split %d: heaviest slice %.3f of the mean (even split: "
-           "%.3f)\n", (long long)N, (long long)K, cases[c].bn, cases[c].bk, tn, tk, split, worst, worst_even);
-    ck_assert(worst <= worst_even + 1e-12);
-    /* Without a residual: slices of at most ceil(ktiles / split) tiles, as
-     * the even split's. */
-    qjit__weights_view dense = v;
-    memset(&dense.residual, 0, sizeof dense.residual);
-    qjit__residual_slices(&dense, NULL, tn, tk, split, prefix, out);
-    for (int64_t t = 0; t < ntiles; t++)
-        for (int z = 0; z < split; z++)
-            ck_assert_int_le(out[t * (split + 1) + z + 1] - out[t * (split + 1) + z], (ktiles + split - 1) / split);
-    free(work);
-    free(out);
-    free(prefix);
-    free(mask);
-    free(p.b);
-    free(X);
-    free(W);
-}
-END_TEST
-
 /* Every allocation of a sparse quantization refused in turn: reported,
  * nothing leaked, the output untouched; then the same call succeeds. */
 START_TEST(allocation_failures)
@@ -833,7 +719,6 @@ Suite *qjit_test_suite(void)
         {"sums_stay_int8", residual_sums_stay_int8, 1},
         {"other_scheme", sparse_buffer_is_no_other_scheme, 1},
         {"kernel_index", kernel_index_matches_the_rows, 5},
-        {"slices", split_k_slices_by_work, 4},
         {"allocation_failures", allocation_failures, 1},
         {"reference_allocation_failures", reference_allocation_failures, 1},
     };

@@ -76,7 +76,7 @@ end
 -- handed out in order and free again once the tile that held them has
 -- been read; a stage holds 16 bytes of words (gemm_tma.cu).
 function G.sparse(f, L, bn, bk)
-  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, kslice = 0, rslots = 0, rpieces = 0, r_ring = 0 }, 0 end
+  if not f.sparsity then return { sparse = 0, rbn = 0, rbk = 0, r_bytes = 0, rslots = 0, rpieces = 0, r_ring = 0 }, 0 end
   if not L.residual then
     fail("INVALID_KEY", "sparsity=" .. f.sparsity .. ": scheme " .. f.scheme .. (tonumber(f.g) == 0 and " per channel" or "")
          .. " takes no sparse residual (the two-level 4-bit schemes with groups do)")
@@ -106,11 +106,6 @@ function G.sparse(f, L, bn, bk)
   return {
     sparse = 1, rbn = tonumber(rbn), rbk = tonumber(rbk), r_bytes = bn * bk // 2, rho = f.sparsity,
     rslots = rslots, rpieces = rpieces, r_ring = rslots * (bn * bk // 2) + rpieces * 512,
-    -- Split-K slices by work (dense blocks plus residual blocks), from a
-    -- table the layer builds per bucket (runtime/residual.h, kslice): an
-    -- even split would make the slices that hold the residual's k-blocks
-    -- the grid's tail.
-    kslice = tonumber(f.split) > 1 and 1 or 0,
   }, (rslots > 0 and (8 + 4 * blocks + 15) // 16 * 16) or (rpieces > 0 and 16) or bn * bk // 2 + 16
 end
 
@@ -122,8 +117,7 @@ G.FUSED_QUANTIZERS = 64
 -- "map" a tensor map, "x"/"y" the call's tokens and output, "m"/"n"/"k" the
 -- sizes, "param" the layer's parameter (a two-part layer's INT8 channels),
 -- "bias" the layer's bias (N floats),
--- "epoch" the call's epoch, "bucket" a table the layer builds for the
--- bucket). L: the scheme's layout facts.
+-- "epoch" the call's epoch). L: the scheme's layout facts.
 function G.slots(p, L)
   local fused, s = p.fused == 1, {}
   local function add(name, ctype, kind, ref) s[#s + 1] = { name = name, ctype = ctype, kind = kind, ref = ref } end
@@ -133,8 +127,6 @@ function G.slots(p, L)
     -- from its row pointers) and the blocks.
     add("rmask", "const uint2 *__restrict__", "w", "rmask")
     add("rweight", "const uint4 *__restrict__", "w", "rweight")
-    -- Split-K: slice z of N tile x takes K tiles kslice[x (split + 1) + z] ..
-    if p.kslice == 1 then add("kslice", "const int *__restrict__", "bucket", "kslice") end
   end
   -- A fused GEMM writes Xq, sx (and the row sums) itself.
   add("Xq", fused and "signed char *" or "const signed char *__restrict__", "ws", "xq")

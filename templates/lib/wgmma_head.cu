@@ -20,14 +20,8 @@
     const int n_cta = blockIdx.x * BN, m_cta = blockIdx.y * BM;
 //% end
     /* This CTA's slice of the K tiles. */
-//% if p.kslice == 1 then
-    /* Slices balanced by work, the residual's blocks included (the layer's kslice). */
-    const int kt_begin = kslice[blockIdx.x * (SPLIT + 1) + blockIdx.z];
-    const int kt_end = kslice[blockIdx.x * (SPLIT + 1) + blockIdx.z + 1];
-//% else
     const int kt_begin = (int)((long long)(K / BK) * blockIdx.z / SPLIT);
     const int kt_end = (int)((long long)(K / BK) * (blockIdx.z + 1) / SPLIT);
-//% end
     const int ktiles = kt_end - kt_begin;
     /* This warp's first 16-row block (of the CTA's), one per 64-row wgmma block. */
     const int nbl0 = wg_n * (BN / WG_N / 16) + wq;
