@@ -9,7 +9,7 @@
 # their excess over D.
 import os, re, statistics, subprocess, sys
 
-ORDER = ['X', 'X0', 'Xc', 'Xl', 'Y', 'Z', 'Z2', 'Z3']
+ORDER = ['X', 'X0', 'Xc', 'Xl', 'Y', 'Z', 'Z2', 'Z3', 'Z4']
 
 def main(argv):
     args, rho, reps, points = [], 0.01, 20, []
@@ -52,7 +52,7 @@ def main(argv):
         row = [('D', d), ('S', s)]
         for t in names:
             row.append((t, run(n, k, m, ks, rho, t)[1]))
-            if t in ('Z2', 'Z3') and stages(ks) != stages(kd):
+            if t in ('Z2', 'Z3', 'Z4') and stages(ks) != stages(kd):
                 row.append((t + 'd', run(n, k, m, re.sub(r'stages=\d+', 'stages=' + stages(kd), ks), rho, t)[1]))
         row.append(('D2', run(n, k, m, kd, 0.0)[1]))
         print('== %dx%d M=%d rho %g\n   dense  %s\n   sparse %s' % (n, k, m, rho, kd, ks))

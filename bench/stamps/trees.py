@@ -13,9 +13,12 @@
 #   Z    Y without the residual warp (a `full` barrier of one arrival)
 #   Z2   Z without the residual's room in the stage (the plan's stage bytes the dense kernel's)
 #   Z3   Z2 with the dense kernel's register split (the producer warpgroup at 24, its MMA warpgroups the rest)
-# (X0, Xc and Xl branch off X; Y, Z, Z2, Z3 follow each other.) A tree that loses a stage's room (Z2) plans keys the
-# sparse twin could not; a key at the dense kernel's stages then measures everything but the room. Each patch
-# asserts that its place in the templates is still there, so a template edit that moves one fails here.
+#   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's entry into the
+#        producer's loop: what is left is the sparse key (the kernel's name, the producer's registers)
+# (X0, Xc and Xl branch off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
+# room (Z2) plans keys the sparse twin could not; a key at the dense kernel's stages then measures everything but
+# the room. Each patch asserts that its place in the templates is still there, so a template edit that moves one
+# fails here.
 import os, shutil, sys
 
 def patch(root, path, old, new):
@@ -79,10 +82,18 @@ def z2(root):
           '  local sp, r_stage = G.sparse(f, L, bn, bk)\n  r_stage = 0\n')
     patch(root, 'lib/wgmma_tile.cu', '        const u32 rbits = lds32(stage + RB_OFF);', '        const u32 rbits = 0u;')
 
+def z4(root):
+    patch(root, 'gemm_tma.cu', '{{ p.sparse == 1 and " || warp == R_WARP" or "" }}', '')
+    patch(root, 'gemm_tma.cu', '{{ p.sparse == 1 and "warp != R_WARP && " or "" }}it == 0', 'it == 0')
+    patch(root, 'lib/gemm.lua', '''    add("rmask", "const uint2 *__restrict__", "w", "rmask")
+    add("rweight", "const uint4 *__restrict__", "w", "rweight")
+''', '')
+
 def z3(root):
     patch(root, 'lib/wgmma_plan.lua', '(f.sparsity and PRODUCER_REGS_SPARSE) or ', '')
 
-TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3]}
+TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
+         'Z4': [x, y, z, z2, z4]}
 
 if __name__ == '__main__':
     if len(sys.argv) < 4 or any(n not in TREES for n in sys.argv[3:]):
