@@ -468,40 +468,46 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
          * in a persistent kernel): the it-th goes to slot it % STAGES once
          * its (it / STAGES)-th use is over. The CTA's first stages: weights
          * before the activation kernel is waited for, tokens after. */
-        if (tid == {{ p.excp == 1 and "THREADS + 128" or "THREADS" }}{{ p.sparse == 1 and " || warp == R_WARP" or "" }}) {
-            int it = 0;
-//% if p.persist == 1 then
-            work u;
-            for (int n = 0; work_next(wp, n, u); ++n) {
-                const int kt_begin = u.lo, ktiles = u.hi - u.lo;   /* the piece's K tiles */
-                int n_cta, m_cta;
-                tile_origin(u.t, tiles_n, tiles_m, band, n_cta, m_cta);
-//% else
-            {
-//% end
-                int kt = 0;
+//% -- Each producer warp's loop over its pieces of work (a persistent
+//% -- kernel's output tiles and slices; else the CTA's one): opened here,
+//% -- closed by the warp's code.
+//% local pieces = p.persist == 0 and "            {" or table.concat({
+//%     "            work u;",
+//%     "            for (int n = 0; work_next(wp, n, u); ++n) {",
+//%     "                const int kt_begin = u.lo, ktiles = u.hi - u.lo;   /* the piece's K tiles */",
+//%     "                int n_cta, m_cta;",
+//%     "                tile_origin(u.t, tiles_n, tiles_m, band, n_cta, m_cta);" }, "\n")
 //% if p.sparse == 1 then
-                /* The residual's warp: each K tile's residual into its slot
-                 * beside the tile's copies (slot_residual), the slot taken
-                 * when the copies' thread takes it -- once every MMA warp
-                 * has released it. Its lanes' cursor starts at the piece's
-                 * first tile. */
-                if (warp == R_WARP) {
-                    residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
-                    for (; kt < ktiles; ++kt, ++it) {
-                        const int slot = it % STAGES;
-                        if (it >= STAGES)
-                            slot_free(empty0 + slot * 8, (it / STAGES - 1) & 1, lane);
+        /* The residual's warp: each K tile's residual into its slot beside
+         * the tile's copies (slot_residual), the slot taken when the copies'
+         * thread takes it -- once every MMA warp has released it. Its lanes'
+         * cursor starts at each piece's first tile. (A branch of its own: in
+         * one shared with the copies' thread ptxas keeps the copies' loop
+         * counters per thread, not in uniform registers.) */
+        if (warp == R_WARP) {
+            int it = 0;
+{{ pieces }}
+                residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin, N, K);
+                for (int kt = 0; kt < ktiles; ++kt, ++it) {
+                    const int slot = it % STAGES;
+                    if (it >= STAGES)
+                        slot_free(empty0 + slot * 8, (it / STAGES - 1) & 1, lane);
 //%   if p.rpieces > 0 then
-                        slot_residual(smem_base, full0, rread0, it, kt_begin + kt, lane, rcur, rmask, rweight, n_cta, N, K);
+                    slot_residual(smem_base, full0, rread0, it, kt_begin + kt, lane, rcur, rmask, rweight, n_cta, N, K);
 //%   else
-                        slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
-                                      rweight, n_cta, N, K);
+                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
+                                  rweight, n_cta, N, K);
 //%   end
-                    }
                 }
+            }
+            return;
+        }
 //% end
-                if ({{ p.sparse == 1 and "warp != R_WARP && " or "" }}it == 0) {
+        if (tid == {{ p.excp == 1 and "THREADS + 128" or "THREADS" }}) {
+            int it = 0;
+{{ pieces }}
+                int kt = 0;
+                if (it == 0) {
                     for (; kt < STAGES && kt < ktiles; ++kt) {
                         mbar_expect_tx(full0 + kt * 8, TX_BYTES);
                         tma_stage<true, false>(smem_base + kt * STAGE_BYTES, full0 + kt * 8, kt_begin + kt, xmap, wmap,

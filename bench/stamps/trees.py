@@ -13,8 +13,8 @@
 #   Z    Y without the residual warp (a `full` barrier of one arrival)
 #   Z2   Z without the residual's room in the stage (the plan's stage bytes the dense kernel's)
 #   Z3   Z2 with the dense kernel's register split (the producer warpgroup at 24, its MMA warpgroups the rest)
-#   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's entry into the
-#        producer's loop: what is left is the sparse key (the kernel's name, the producer's registers)
+#   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's dead branch: what
+#        is left is the sparse key (the kernel's name, the producer's registers)
 # (X0, Xc and Xl branch off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
 # room (Z2) plans keys the sparse twin could not; a key at the dense kernel's stages then measures everything but
 # the room. Each patch asserts that its place in the templates is still there, so a template edit that moves one
@@ -30,10 +30,10 @@ def patch(root, path, old, new):
 STEPS_FOLD = '''        if (__any_sync(0xFFFFFFFFu, (rbits & rwg) != 0u)) {'''
 DENSE_STEPS = '''{{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = false }):gsub("\\n$", "")) }}
 '''
-CURSOR = ('                    residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), '
+CURSOR = ('                residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), '
           'n_cta, kt_begin, N, K);\n')
-ROOM_CALL = '''                        slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
-                                      rweight, n_cta, N, K);'''
+ROOM_CALL = '''                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
+                                  rweight, n_cta, N, K);'''
 
 def x(root):
     p = os.path.join(root, 'lib/wgmma_tile.cu')
@@ -68,12 +68,12 @@ def xl(root):
 def y(root):
     patch(root, 'gemm_tma.cu', CURSOR, '')
     patch(root, 'gemm_tma.cu', ROOM_CALL,
-          '                        if (lane == 0) { sts32(smem_base + slot * STAGE_BYTES + RB_OFF, 0u); '
+          '                    if (lane == 0) { sts32(smem_base + slot * STAGE_BYTES + RB_OFF, 0u); '
           'mbar_arrive(full0 + slot * 8); }')
 
 def z(root):
-    patch(root, 'gemm_tma.cu', '                if (warp == R_WARP) {\n',
-          '                if (warp == R_WARP) { kt = ktiles; it += ktiles; }\n                if (K < 0) {\n')
+    patch(root, 'gemm_tma.cu', '        if (warp == R_WARP) {\n',
+          '        if (warp == R_WARP)\n            return;\n        if (K < 0) {\n')
     patch(root, 'gemm_tma.cu', '            mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});',
           '            mbar_init(full0 + s * 8, 1);')
 
@@ -83,8 +83,7 @@ def z2(root):
     patch(root, 'lib/wgmma_tile.cu', '        const u32 rbits = lds32(stage + RB_OFF);', '        const u32 rbits = 0u;')
 
 def z4(root):
-    patch(root, 'gemm_tma.cu', '{{ p.sparse == 1 and " || warp == R_WARP" or "" }}', '')
-    patch(root, 'gemm_tma.cu', '{{ p.sparse == 1 and "warp != R_WARP && " or "" }}it == 0', 'it == 0')
+    patch(root, 'gemm_tma.cu', '        if (warp == R_WARP)\n            return;\n        if (K < 0) {\n', '        if (false) {\n')
     patch(root, 'lib/gemm.lua', '''    add("rmask", "const uint2 *__restrict__", "w", "rmask")
     add("rweight", "const uint4 *__restrict__", "w", "rweight")
 ''', '')
