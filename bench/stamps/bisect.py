@@ -1,25 +1,28 @@
 #!/usr/bin/env python3
-# bench/stamps/bisect.py STAMPS TREES [--rho R] [--reps N] NxKxM...: where a sparse layer's time goes, on the GPU.
+# bench/stamps/bisect.py STAMPS TREES [--rho R] [--reps N] [--stages S] NxKxM...: where a sparse layer's time goes,
+# on the GPU.
 # For each point: D, the dense layer's table kernel; S, the sparse layer's (rho R, blocks chosen on the unweighted
 # error); then S's key from each diagnostic tree under TREES (bench/stamps/trees.py: TREES/NAME/templates, the
 # names found there, in trees.py's order), and for Z2 and Z3, where the twin has fewer stages than the dense kernel, each
 # at the dense kernel's stages (Z2d, Z3d); last D again (D2: the run-to-run spread to read the rest against). Each an
 # event time of qjit_stamps (STAMPS: bench/stamps/harness.c built; the library's own templates for D and S),
 # median of REPS launches after the first two, each after a write that flushes L2. Prints per point the times and
-# their excess over D.
+# their excess over D. --stages S: D, S and the trees each at the table key's tile with a ring of S stages (how the
+# ring's lead changes each piece's cost).
 import os, re, statistics, subprocess, sys
 
-ORDER = ['X', 'X0', 'Xc', 'Xl', 'Y', 'Z', 'Z2', 'Z3', 'Z4']
+ORDER = ['X', 'X0', 'Xc', 'Xl', 'Xs', 'Xt', 'Y', 'Z', 'Z2', 'Z3', 'Z4']
 
 def main(argv):
-    args, rho, reps, points = [], 0.01, 20, []
+    args, rho, reps, nstages, points = [], 0.01, 20, None, []
     it = iter(argv)
     for a in it:
         if a == '--rho': rho = float(next(it))
         elif a == '--reps': reps = int(next(it))
+        elif a == '--stages': nstages = int(next(it))
         else: args.append(a)
     if len(args) < 3:
-        sys.exit('usage: bisect.py STAMPS TREES [--rho R] [--reps N] NxKxM...')
+        sys.exit('usage: bisect.py STAMPS TREES [--rho R] [--reps N] [--stages S] NxKxM...')
     stamps, trees = args[0], args[1]
     for p in args[2:]:
         m = re.fullmatch(r'(\d+)x(\d+)x(\d+)', p)
@@ -49,6 +52,11 @@ def main(argv):
         ks, s = run(n, k, m, '-', rho)
         if not kd or not ks:
             continue
+        if nstages:
+            kd, ks = (re.sub(r'stages=\d+', 'stages=%d' % nstages, v) for v in (kd, ks))
+            d, s = run(n, k, m, kd, 0.0)[1], run(n, k, m, ks, rho)[1]
+            if not d or not s:
+                continue
         row = [('D', d), ('S', s)]
         for t in names:
             row.append((t, run(n, k, m, ks, rho, t)[1]))

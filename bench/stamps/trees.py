@@ -9,13 +9,16 @@
 #   Xc   X with the residual found but not copied (the warp arrives with no bytes)
 #   Xl   X with every copy from the residual's first block (an L2 hit, never DRAM): Xl - Xc the copies' own
 #        cost, X - Xl their DRAM latency
+#   Xs   X without the copies of the slice's first STAGES K tiles (those tiles arrive with no bytes, as in Xc)
+#   Xt   X with the copies of the slice's first STAGES K tiles only: X - Xs and X - Xt split X - Xc into the
+#        ring's first fill (its copies behind every CTA's first tensor copies) and the rest
 #   Y    X with the residual warp arriving on each slot without lookups or copies
 #   Z    Y without the residual warp (a `full` barrier of one arrival)
 #   Z2   Z without the residual's room in the stage (the plan's stage bytes the dense kernel's)
 #   Z3   Z2 with the dense kernel's register split (the producer warpgroup at 24, its MMA warpgroups the rest)
 #   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's dead branch: what
 #        is left is the sparse key (the kernel's name, the producer's registers)
-# (X0, Xc and Xl branch off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
+# (X0, Xc, Xl, Xs and Xt branch off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
 # room (Z2) plans keys the sparse twin could not; a key at the dense kernel's stages then measures everything but
 # the room. Each patch asserts that its place in the templates is still there, so a template edit that moves one
 # fails here.
@@ -65,6 +68,20 @@ def xl(root):
         bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src,''', '''    if (src && R_HEAD(lane))
         bulk_load(stage + R_OFF + R_PLACE(lane) * 512, rweight,''')
 
+def first_tiles(root, keep):
+    # The copies of the residual of the slice's first STAGES K tiles only (keep 'first') or of the others only
+    # (keep 'rest'); a tile without them arrives with no bytes, as in Xc.
+    first = '(kt < (int)((long long)(K / BK) * blockIdx.z / SPLIT) + STAGES)'
+    cond = first if keep == 'first' else '!' + first
+    patch(root, 'gemm_tma.cu', '''    if (src && R_HEAD(lane))
+        bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src,''', '''    if (src && R_HEAD(lane) && %s)
+        bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src,''' % cond)
+    patch(root, 'gemm_tma.cu', '        mbar_expect_tx(full, __popc(present) * 512);',
+          '        mbar_expect_tx(full, %s ? __popc(present) * 512 : 0u);' % cond)
+
+def xs(root): first_tiles(root, 'rest')
+def xt(root): first_tiles(root, 'first')
+
 def y(root):
     patch(root, 'gemm_tma.cu', CURSOR, '')
     patch(root, 'gemm_tma.cu', ROOM_CALL,
@@ -91,7 +108,7 @@ def z4(root):
 def z3(root):
     patch(root, 'lib/wgmma_plan.lua', '(f.sparsity and PRODUCER_REGS_SPARSE) or ', '')
 
-TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
+TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Xs': [x, xs], 'Xt': [x, xt], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
          'Z4': [x, y, z, z2, z4]}
 
 if __name__ == '__main__':
