@@ -4,7 +4,7 @@
 # own cursor over rmask) before they wait for the tile, instead of loading the stage's presence word after the wait
 # (SASS of S: TRYWAIT -> LDS rbits -> VOTE -> BRA -> the weights' LDS.128; now the vote is made before the wait).
 # Setup on the CPU: rm -rf .devdeps/tpl/P && mkdir -p .devdeps/tpl/P && git archive wip-mma-presence templates |
-# tar -x -C .devdeps/tpl/P; .devdeps/tpl/M = main's templates; .devdeps/bench-ab.py from session 46's results.
+# tar -x -C .devdeps/tpl/P; .devdeps/tpl/M = main's templates; bench/bench-ab.py summarises.
 # Prediction: S - X was 3-4 points at rho 0.01 (session 46 call 5); the shared load's ~30-40 cycles a tile on the
 # MMA warps' path is most of it if the ring is latency-bound: new/old 0.97-0.99 (stamps and qjit bench), the 25
 # or so more ALU instructions a tile (off the wait's path) cost nothing measurable; exact on every TMA pipe.
@@ -24,6 +24,6 @@ for t in new old new2 old2; do
   QJIT_TEMPLATE_PATH=$TP QJIT_CACHE_DIR=/tmp/qC-${t%2} timeout 110 $Q bench --scheme w4a8-lqq --sparsity 0.05,0.1 --no-peers --shapes 4096x4096,12288x4096,4096x11008,8192x8192 --m 16,32,64,128,256,1024 --reps 10 --csv $O/bench-$t.csv > $O/bench-$t.txt 2>&1
   echo "bench $t rc=$? at $(( $(date +%s) - T0 )) s"
 done
-python3 .devdeps/bench-ab.py $O
+python3 bench/bench-ab.py $O
 echo "done at $(( $(date +%s) - T0 )) s"
 tar -C $O -czf $OUT/c2.tgz .

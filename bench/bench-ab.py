@@ -1,8 +1,17 @@
+#!/usr/bin/env python3
+# bench/bench-ab.py DIR: two template trees' `qjit bench` runs against each other. DIR holds bench-old.csv,
+# bench-new.csv, bench-old2.csv and bench-new2.csv (old/new/old/new alternating, `qjit bench --csv`, dense and
+# sparse layers of one scheme). Prints, for each tree, the sparse layers' excess over the dense layer of the same
+# run pair (best of two each, geomean and worst per budget, every point), then sparse new/old and dense new/old
+# (geomean, min, max over the points in all four files).
 import csv, sys, math, os
 def rd(t):
     p = f"{sys.argv[1]}/bench-{t}.csv"
     return {(int(x["N"]), int(x["K"]), int(x["M"]), float(x["sparsity"])): (float(x["tokens_us"]), x["variant"]) for x in csv.DictReader(open(p))} if os.path.exists(p) else {}
 R = {t: rd(t) for t in ("old", "new", "old2", "new2")}
+missing = [t for t in R if not R[t]]
+if missing:
+    sys.exit("bench-ab.py: no rows in %s" % ", ".join(f"{sys.argv[1]}/bench-{t}.csv" for t in missing))
 g = lambda v: math.exp(sum(map(math.log, v)) / len(v))
 for t in ("old", "new"):
     a, b = R[t], R[t + "2"]
