@@ -10,17 +10,29 @@
 //% -- for a tile's first group), drained and folded after the pair; without
 //% -- it in one set, drained at every group end. `sums`: the accumulators
 //% -- the tile's MMAs add into (two activation parts: acc or acc4). `fold`:
-//% -- the steps add the tile's residual blocks to their A registers.
+//% -- the steps add the tile's residual blocks to their A registers; with
+//% -- `early` (a tile that runs these steps with or without blocks) each
+//% -- step's blocks are loaded with its weights, not after the dequant.
 //% local it = p.persist == 1 and "(ring0 + kt)" or "kt"
         uint4 w[MI][W_VECS];
 //% if p.gparams_tiled == 1 then
         u32 gp[MI];
+//% end
+//% if fold and early then
+        /* This warp's residual blocks of one step, loaded with the step's
+         * weights (a block the tile lacks is not read): the fold then waits
+         * on no load after the dequantization. */
+        uint4 rw[MI];
 //% end
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
 #pragma unroll
             for (int v = 0; v < W_VECS; ++v)
                 w[i][v] = lds128(stage + W_OFF + (nbl0 + i * 4) * (BK / 64) * (512 * W_VECS) + v * 512 + lane * 16);
+//% if fold and early then
+            if (rbits >> ((nbl0 + i * 4) * (BK / 64)) & 1u)
+                rw[i] = lds128(R_WARP_AT(rtile, rbits, rfirst, nbl0, i, 0) + lane * 16);
+//% end
 //% if p.gparams_tiled == 1 then
             gp[i] = lds32(stage + GP_OFF + (nbl0 + i * 4) * NG * 32 + (lane >> 2) * 4);
 //% end
@@ -72,7 +84,11 @@
             for (int i = 0; i < MI; ++i) {
                 const int bit = (nbl0 + i * 4) * (BK / 64) + kb;
                 if (__any_sync(0xFFFFFFFFu, rbits >> bit & 1u))
+//% if early then
+                    residual_fold(rw[i], a[i]);
+//% else
                     residual_fold(lds128(R_WARP_AT(rtile, rbits, rfirst, nbl0, i, kb) + lane * 16), a[i]);
+//% end
                 /* Pinned: the two paths' common last XOR would otherwise be
                  * sunk past the fence (C7519, C7520). */
 #pragma unroll
@@ -126,6 +142,10 @@
 #pragma unroll
                     for (int v = 0; v < W_VECS; ++v)
                         w[i][v] = lds128(stage + W_OFF + (nbl * (BK / 64) + kb + 1) * (512 * W_VECS) + v * 512 + lane * 16);
+//% if fold and early then
+                    if (rbits >> (nbl * (BK / 64) + kb + 1) & 1u)
+                        rw[i] = lds128(R_WARP_AT(rtile, rbits, rfirst, nbl0, i, kb + 1) + lane * 16);
+//% end
 //% if p.gparams_tiled == 1 then
                     if (GROUP < BK)
                         gp[i] = lds32(stage + GP_OFF + (nbl * NG + (kb + 1) * 64 / GROUP) * 32 + (lane >> 2) * 4);
