@@ -3,8 +3,8 @@
 # DST/NAME/templates, each with one more piece of a sparse TMA kernel taken away, for timing studies on the GPU
 # (bench/stamps/bisect.py). They give wrong sums: timing only, never the library's templates. Each tree adds to
 # the one before it (session 43, bench/results/2026-11-28-session43):
-#   X    the MMA warps run the dense steps only (no tile test, no fold); the producer still looks the residual up
-#        and copies it into the stage
+#   X    the MMA warps run the dense steps only (no tile test, no fold; a ring of blocks' places still handed on);
+#        the producer still looks the residual up and copies it into the stage
 #   X0   X with the residual warp's rmask loads gone (its cursor reads zero words: nothing found, nothing copied)
 #   Xc   X with the residual found but not copied (the warp arrives with no bytes)
 #   Xl   X with every copy from the residual's first block (an L2 hit, never DRAM): Xl - Xc the copies' own
@@ -39,11 +39,14 @@ ROOM_CALL = '''                    slot_residual(smem_base + slot * STAGE_BYTES,
                                   rweight, n_cta, N, K);'''
 
 def x(root):
+    # The per-tile split (warpgroups of two or more 64-row blocks) and the one path (of one) both made the dense
+    # steps; a ring of blocks still hands its places on.
     p = os.path.join(root, 'lib/wgmma_tile.cu')
     s = open(p).read()
     a = s.index(STEPS_FOLD)
     b = s.index('//% else', a)
     open(p, 'w').write(s[:a] + '        (void)rbits; (void)rtile;\n' + DENSE_STEPS + s[b:])
+    patch(root, 'lib/wgmma_tile.cu', 'fold = p.sparse == 1, early = true }', 'fold = false }')
 
 def x0(root):
     patch(root, 'gemm_tma.cu', CURSOR,
