@@ -33,6 +33,14 @@ def patch(root, path, old, new):
 STEPS_FOLD = '''        if (__any_sync(0xFFFFFFFFu, (rbits & rwg) != 0u)) {'''
 DENSE_STEPS = '''{{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = false }):gsub("\\n$", "")) }}
 '''
+HAND_ON = '''//%   if p.rpieces > 0 then
+        if (__any_sync(0xFFFFFFFFu, (rbits & rwg) != 0u)) {
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(rread0 + (({{ it }} % STAGES) * WG_N + wg_n) * 8);
+        }
+//%   end
+'''
 CURSOR = ('                residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), '
           'n_cta, kt_begin, N, K);\n')
 ROOM_CALL = '''                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
@@ -40,12 +48,13 @@ ROOM_CALL = '''                    slot_residual(smem_base + slot * STAGE_BYTES,
 
 def x(root):
     # The per-tile split (warpgroups of two or more 64-row blocks) and the one path (of one) both made the dense
-    # steps; a ring of blocks still hands its places on.
+    # steps; a ring of blocks still hands its places on (without, the persistent 128x256 kernel would wait forever
+    # once its ring filled).
     p = os.path.join(root, 'lib/wgmma_tile.cu')
     s = open(p).read()
     a = s.index(STEPS_FOLD)
     b = s.index('//% else', a)
-    open(p, 'w').write(s[:a] + '        (void)rbits; (void)rtile;\n' + DENSE_STEPS + s[b:])
+    open(p, 'w').write(s[:a] + '        (void)rbits; (void)rtile;\n' + DENSE_STEPS + HAND_ON + s[b:])
     patch(root, 'lib/wgmma_tile.cu', 'fold = p.sparse == 1, early = true }', 'fold = false }')
 
 def x0(root):
