@@ -108,8 +108,13 @@ int cli_compile_keys(qjit_context *ctx, const char *const *keys, int n, const ch
             continue;
         }
         *total += r[i].info.total_seconds;
+        /* The variant as the cache keeps it (a key may be short or empty:
+         * the defaults fill it). */
+        char canon[1024];
+        if (qjit_key_canonicalize(ctx, keys[i], canon, sizeof canon) != QJIT_OK)
+            snprintf(canon, sizeof canon, "%s", keys[i]);
         printf("%-8s %9.3f %9.3f  %s\n", r[i].info.from_cache ? "cached" : r[i].info.healed ? "healed" : "compiled",
-               r[i].info.generate_seconds, r[i].info.total_seconds, keys[i]);
+               r[i].info.generate_seconds, r[i].info.total_seconds, canon);
     }
     free(r);
     return rc;

@@ -26,6 +26,9 @@ expect 0 "qjit " -- version
 expect 1 "'banana' is not an architecture name" -- compile "g=64" --arch banana --cache-dir "$cache"
 expect 1 "1 of 2 variant(s) compiled or cached, 1 FAILED" -- compile "g=64;tile=1x1x1" "g=64" --arch sm_90a --cache-dir "$cache"
 expect 0 "1 variant(s) compiled or cached" -- compile "g=64" --threads 3 --arch sm_90a --cache-dir "$cache"
+# A short or empty key is listed as the variant it names, defaults filled in.
+expect 0 ";arch=sm_90a;epi=f16;g=64;kernel=gemm;" -- compile "g=64" --arch sm_90a --cache-dir "$cache"
+expect 0 ";scheme=w4a8-lqq;" -- compile "" --arch sm_90a --cache-dir "$cache"
 expect 2 "qjit compile: --threads takes a count (0..1024, 0: every CPU), not '-1'" -- compile "g=64" --threads -1 --arch sm_90a
 expect 0 "0 entries" -- cache ls --cache-dir "$tmp/empty"
 expect 0 "0 tuning record(s)" -- cache export "$tmp/records.qjr" --cache-dir "$tmp/empty"
