@@ -208,8 +208,11 @@ static __device__ __forceinline__ u32 residual_readers(u32 present)
 /* The residual warp's part for tile `it` (slot it % STAGES, K tile kt)
  * with a ring of RPIECES places for blocks past the stages (lib/
  * wgmma_defs.cu): lane l looks up its block of the tile; the present ones
- * take the ring's next places in lane order, each one bulk copy of 512
- * bytes completing on the slot's `full`; lane 0 writes the stage's words
+ * take the ring's next places, a kept residual block's part of the tile
+ * at a time in the order of its first block's lane, each part one bulk
+ * copy from that lane completing on the slot's `full` (R_PART_AT: head
+ * and every count are multiples of the part's R_GROUP places, so a part
+ * never wraps); lane 0 writes the stage's words
  * and arrives with the residual's bytes. The words of a stage: the
  * presence bits; the place of its first block (bits 0-7; the MMA warps
  * read both) and, from bit 8, per warpgroup along the rows, the parity of
@@ -246,9 +249,8 @@ static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u
                 mbar_wait(rread0 + ((v % STAGES) * WG_N + lane) * 8, (ph >> lane & 1u) ^ 1u);
             __syncwarp();
         }
-        if (src)
-            bulk_load(smem_base + R_RING_OFF + ((head + __popc(present & ((1u << lane) - 1u))) % RPIECES) * 512, src,
-                      512, full);
+        if (src && R_HEAD(lane))
+            bulk_load(smem_base + R_RING_OFF + R_PART_AT(head, present, lane) * 512, src, R_GROUP * 512, full);
     }
     __syncwarp();   /* every lane has read the words this tile's overwrite */
     if (lane == 0) {

@@ -16,6 +16,10 @@
 #   Z    Y without the residual warp (a `full` barrier of one arrival)
 #   Z2   Z without the residual's room in the stage (the plan's stage bytes the dense kernel's)
 #   Z3   Z2 with the dense kernel's register split (the producer warpgroup at 24, its MMA warpgroups the rest)
+#   W    the split kept where a warpgroup has two or more 64-row blocks (its tile test, branch and places handed
+#        on), but both of its paths the dense steps: S - W the fold's loads and adds, W - X the test and branch
+#   Xr   X without a ring of blocks' copies (the blocks found, their places handed out and on, no bytes): X - Xr
+#        what the ring's copies cost
 #   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's dead branch: what
 #        is left is the sparse key (the kernel's name, the producer's registers)
 # (X0, Xc, Xl, Xs and Xt branch off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
@@ -56,6 +60,20 @@ def x(root):
     b = s.index('//% else', a)
     open(p, 'w').write(s[:a] + '        (void)rbits; (void)rtile;\n' + DENSE_STEPS + HAND_ON + s[b:])
     patch(root, 'lib/wgmma_tile.cu', 'fold = p.sparse == 1, early = true }', 'fold = false }')
+
+def w(root):
+    patch(root, 'lib/wgmma_tile.cu', """            const u32 rfirst = lds32(stage + RB_OFF + 4) & 0xFFu;
+//%   end
+{{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = true }):gsub("\\n$", "")) }}""",
+          """            (void)rtile;
+//%   end
+{{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = false }):gsub("\\n$", "")) }}""")
+
+def xr(root):
+    patch(root, 'gemm_tma.cu', '''        if (src)
+            bulk_load(smem_base + R_RING_OFF''', '''        if (src && lane > 32)
+            bulk_load(smem_base + R_RING_OFF''')
+    patch(root, 'gemm_tma.cu', 'mbar_expect_tx(full, count * 512);', 'mbar_expect_tx(full, 0u);')
 
 def x0(root):
     patch(root, 'gemm_tma.cu', CURSOR,
@@ -120,7 +138,7 @@ def z4(root):
 def z3(root):
     patch(root, 'lib/wgmma_plan.lua', '(f.sparsity and PRODUCER_REGS_SPARSE) or ', '')
 
-TREES = {'X': [x], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Xs': [x, xs], 'Xt': [x, xt], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
+TREES = {'X': [x], 'W': [w], 'Xr': [x, xr], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Xs': [x, xs], 'Xt': [x, xt], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
          'Z4': [x, y, z, z2, z4]}
 
 if __name__ == '__main__':

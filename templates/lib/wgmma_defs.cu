@@ -33,35 +33,60 @@
 #define R_SLOT_BYTES {{ p.r_bytes }}
 //% elseif p.sparse == 1 and p.rpieces > 0 then
 /* The residual's ring of blocks (gemm_tma.cu): RPIECES places of one 16 x
- * 64 block (512 bytes) past the stages, handed out in order; a stage keeps
- * its tile's presence word and the place of its first block. Block `bit`
- * of a tile is its rank among the present ones past that place. */
+ * 64 block (512 bytes) past the stages, handed out in order, a kept
+ * residual block's part of a tile (R_GROUP of them, lying together in
+ * rweight) at a time, so that one bulk copy brings it (as in the room,
+ * below); a stage keeps its tile's presence word and the place of its
+ * first block. Parts come in the order of their first blocks' bits
+ * (R_HEADS): a block's place is its part's rank among the present ones
+ * times R_GROUP past that place, plus its place in the part. The ring
+ * holds whole parts (RPIECES a multiple of R_GROUP, every tile's count
+ * too), so none wraps. */
 #define RB_OFF (GP_OFF + {{ p.gp_bytes }})
 #define RPIECES {{ p.rpieces }}
 #define R_RING_OFF {{ p.r_ring_off }}
-#define R_BLOCK_AT(rtile, rbits, rfirst, bit) \
-    ((rtile) + (((rfirst) + __popc((rbits) & ((1u << (bit)) - 1u))) % RPIECES) * 512)
 //% elseif p.sparse == 1 then
 #define R_OFF (GP_OFF + {{ p.gp_bytes }})   /* the tile's residual blocks, 512 bytes each */
 #define RB_OFF (R_OFF + {{ p.r_bytes }})    /* their presence word */
 //% end
-//% if p.sparse == 1 and p.rpieces == 0 and p.rslots == 0 and grouped then
-/* The room as the TMA pipe fills it: the 16 x 64 blocks of one kept residual
- * block (RBN x RBK) lie together, in rweight's order (16-row slab, then
- * 64-k step), so that one bulk copy brings the block's part of the tile.
- * Each bulk copy has a fixed cost in the SM's copy unit that its bytes do
- * not: per 512-byte block it cost 1-4 points over dense, from L2 as from
- * DRAM (bench/results/2026-11-28-session44). Where a residual block spans
- * K tiles (RBK > BK) its part in a tile is not contiguous: a 16 x 64 block
- * a copy.
+//% if p.sparse == 1 and p.rslots == 0 and grouped then
+/* The room and the ring as the TMA pipe fills them: the 16 x 64 blocks of
+ * one kept residual block (RBN x RBK) lie together, in rweight's order
+ * (16-row slab, then 64-k step), so that one bulk copy brings the block's
+ * part of the tile. Each bulk copy has a fixed cost in the SM's copy unit
+ * that its bytes do not: per 512-byte block it cost 1-4 points over dense,
+ * from L2 as from DRAM (bench/results/2026-11-28-session44). Where a
+ * residual block spans K tiles (RBK > BK) its part in a tile is not
+ * contiguous: a 16 x 64 block a copy.
  * R_SLABS: a residual block's 16-row slabs in a tile; R_KSTEPS: its 64-k
- * steps; R_PLACE(bit): the place of block `bit` (16-row block bit / (BK /
- * 64), step bit % (BK / 64)); R_HEAD(bit): whether it starts its residual
- * block's part (the place its copy goes to). */
+ * steps; R_HEAD(bit): whether block `bit` (16-row block bit / (BK / 64),
+ * step bit % (BK / 64)) starts its residual block's part; R_IN(bit): its
+ * place in the part. */
 #define R_SLABS (RBK > BK ? 1 : RBN < BN ? RBN / 16 : BN / 16)
 #define R_KSTEPS (RBK <= BK ? RBK / 64 : 1)
-#define R_PLACE(bit) (R_ROW_PLACE((bit) / (BK / 64)) + R_STEP_PLACE((bit) % (BK / 64)))
+#define R_GROUP (R_SLABS * R_KSTEPS)
 #define R_HEAD(bit) (((bit) / (BK / 64)) % R_SLABS == 0 && ((bit) % (BK / 64)) % R_KSTEPS == 0)
+#define R_IN(bit) ((((bit) / (BK / 64)) % R_SLABS) * R_KSTEPS + ((bit) % (BK / 64)) % R_KSTEPS)
+//% end
+//% if p.sparse == 1 and p.rpieces > 0 then
+//%   local heads, nb, ks = 0, p.tile_n // 16, p.tile_k // 64
+//%   local slabs = p.rbk > p.tile_k and 1 or (p.rbn < p.tile_n and p.rbn // 16 or nb)
+//%   local steps = p.rbk <= p.tile_k and p.rbk // 64 or 1
+//%   for bit = 0, nb * ks - 1 do
+//%     if (bit // ks) % slabs == 0 and (bit % ks) % steps == 0 then heads = heads | (1 << bit) end
+//%   end
+#define R_HEADS {{ string.format("0x%08Xu", heads) }}   /* the bits R_HEAD holds for */
+#define R_HEAD_OF(bit) ((bit) - R_IN(bit) / R_KSTEPS * (BK / 64) - R_IN(bit) % R_KSTEPS)
+#define R_PART_AT(rfirst, rbits, head) \
+    (((rfirst) + R_GROUP * __popc((rbits) & R_HEADS & ((1u << (head)) - 1u))) % RPIECES)
+#define R_BLOCK_AT(rtile, rbits, rfirst, bit) \
+    ((rtile) + (R_PART_AT(rfirst, rbits, R_HEAD_OF(bit)) + R_IN(bit)) * 512)
+static_assert(RPIECES % R_GROUP == 0, "the ring holds whole parts of residual blocks");
+//% end
+//% if p.sparse == 1 and p.rpieces == 0 and p.rslots == 0 and grouped then
+/* In the room, R_PLACE(bit): the place of block `bit` (its part's first
+ * block's place is where the part's copy goes). */
+#define R_PLACE(bit) (R_ROW_PLACE((bit) / (BK / 64)) + R_STEP_PLACE((bit) % (BK / 64)))
 /* An MMA warp's block at its i-th 16-row block (nbl0 + 4 i) and step kb:
  * R_PLACE splits into a part of the 16-row block and one of the step, and
  * where a residual block has at most 4 slabs in the tile (they divide the
