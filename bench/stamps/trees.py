@@ -22,7 +22,7 @@
 #        what the ring's copies cost
 #   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's dead branch: what
 #        is left is the sparse key (the kernel's name, the producer's registers)
-# (X0, Xc, Xl, Xs and Xt branch off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
+# (W branches off the templates; Xr, X0, Xc, Xl, Xs and Xt off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
 # room (Z2) plans keys the sparse twin could not; a key at the dense kernel's stages then measures everything but
 # the room. Each patch asserts that its place in the templates is still there, so a template edit that moves one
 # fails here.
@@ -70,8 +70,8 @@ def w(root):
 {{ (render("lib/wgmma_steps.cu", { p = p, par = par, ends = ends, sums = sums, fold = false }):gsub("\\n$", "")) }}""")
 
 def xr(root):
-    patch(root, 'gemm_tma.cu', '''        if (src)
-            bulk_load(smem_base + R_RING_OFF''', '''        if (src && lane > 32)
+    patch(root, 'gemm_tma.cu', '''        if (src && R_HEAD(lane))
+            bulk_load(smem_base + R_RING_OFF''', '''        if (src && R_HEAD(lane) && lane > 32)
             bulk_load(smem_base + R_RING_OFF''')
     patch(root, 'gemm_tma.cu', 'mbar_expect_tx(full, count * 512);', 'mbar_expect_tx(full, 0u);')
 
