@@ -69,13 +69,15 @@
 #define R_IN(bit) ((((bit) / (BK / 64)) % R_SLABS) * R_KSTEPS + ((bit) % (BK / 64)) % R_KSTEPS)
 //% end
 //% if p.sparse == 1 and p.rpieces > 0 then
-//%   local heads, nb, ks = 0, p.tile_n // 16, p.tile_k // 64
-//%   local slabs = p.rbk > p.tile_k and 1 or (p.rbn < p.tile_n and p.rbn // 16 or nb)
-//%   local steps = p.rbk <= p.tile_k and p.rbk // 64 or 1
-//%   for bit = 0, nb * ks - 1 do
-//%     if (bit // ks) % slabs == 0 and (bit % ks) % steps == 0 then heads = heads | (1 << bit) end
-//%   end
-#define R_HEADS {{ string.format("0x%08Xu", heads) }}   /* the bits R_HEAD holds for */
+/* The bits of a tile's presence word that R_HEAD holds for. */
+static constexpr u32 r_heads()
+{
+    u32 m = 0u;
+    for (int bit = 0; bit < (BN / 16) * (BK / 64); ++bit)
+        m |= R_HEAD(bit) ? 1u << bit : 0u;
+    return m;
+}
+#define R_HEADS r_heads()
 #define R_HEAD_OF(bit) ((bit) - R_IN(bit) / R_KSTEPS * (BK / 64) - R_IN(bit) % R_KSTEPS)
 #define R_PART_AT(rfirst, rbits, head) \
     (((rfirst) + R_GROUP * __popc((rbits) & R_HEADS & ((1u << (head)) - 1u))) % RPIECES)
