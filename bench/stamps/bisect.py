@@ -11,7 +11,7 @@
 # ring's lead changes each piece's cost).
 import os, re, statistics, subprocess, sys
 
-ORDER = ['W', 'X', 'Xr', 'X0', 'Xc', 'Xl', 'Xs', 'Xt', 'Y', 'Z', 'Z2', 'Z3', 'Z4']
+ORDER = ['W', 'X', 'Xr', 'Xw', 'X0', 'Xc', 'Xl', 'Xs', 'Xt', 'Y', 'Z', 'Z2', 'Z3', 'Z4']
 
 def main(argv):
     args, rho, reps, nstages, points = [], 0.01, 20, None, []

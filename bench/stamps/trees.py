@@ -18,11 +18,13 @@
 #   Z3   Z2 with the dense kernel's register split (the producer warpgroup at 24, its MMA warpgroups the rest)
 #   W    the split kept where a warpgroup has two or more 64-row blocks (its tile test, branch and places handed
 #        on), but both of its paths the dense steps: S - W the fold's loads and adds, W - X the test and branch
+#   Xw   X without the cp.async pipes' residual (warp 0 looks nothing up, copies nothing, writes a presence word of
+#        0): X - Xw what the lookup in the stage load costs every warp at the next barrier
 #   Xr   X without a ring of blocks' copies (the blocks found, their places handed out and on, no bytes): X - Xr
 #        what the ring's copies cost
 #   Z4   Z2 without the residual's kernel parameters (rmask, rweight) and the residual warp's dead branch: what
 #        is left is the sparse key (the kernel's name, the producer's registers)
-# (W branches off the templates; Xr, X0, Xc, Xl, Xs and Xt off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
+# (W branches off the templates; Xr, Xw, X0, Xc, Xl, Xs and Xt off X; Y, Z, Z2 follow each other; Z3 and Z4 branch off Z2.) A tree that loses a stage's
 # room (Z2) plans keys the sparse twin could not; a key at the dense kernel's stages then measures everything but
 # the room. Each patch asserts that its place in the templates is still there, so a template edit that moves one
 # fails here.
@@ -74,6 +76,11 @@ def xr(root):
             bulk_load(smem_base + R_RING_OFF''', '''        if (src && R_HEAD(lane) && lane > 32)
             bulk_load(smem_base + R_RING_OFF''')
     patch(root, 'gemm_tma.cu', 'mbar_expect_tx(full, count * 512);', 'mbar_expect_tx(full, 0u);')
+
+def xw(root):
+    patch(root, 'lib/stage_load.cu', '''        if (tid < (BN / 16) * (BK / 64))
+            src = residual_lookup(''', '''        if (tid > 32)
+            src = residual_lookup(''')
 
 def x0(root):
     patch(root, 'gemm_tma.cu', CURSOR,
@@ -138,7 +145,7 @@ def z4(root):
 def z3(root):
     patch(root, 'lib/wgmma_plan.lua', '(f.sparsity and PRODUCER_REGS_SPARSE) or ', '')
 
-TREES = {'X': [x], 'W': [w], 'Xr': [x, xr], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Xs': [x, xs], 'Xt': [x, xt], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
+TREES = {'X': [x], 'W': [w], 'Xr': [x, xr], 'Xw': [x, xw], 'X0': [x, x0], 'Xc': [x, xc], 'Xl': [x, xl], 'Xs': [x, xs], 'Xt': [x, xt], 'Y': [x, y], 'Z': [x, y, z], 'Z2': [x, y, z, z2], 'Z3': [x, y, z, z2, z3],
          'Z4': [x, y, z, z2, z4]}
 
 if __name__ == '__main__':
