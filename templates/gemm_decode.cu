@@ -59,14 +59,13 @@ static __device__ __forceinline__ u32 ldg_act(const signed char *p)
 /* Step k64's residual blocks of the CTA's row blocks nb0 .. nb0 + R - 1:
  * a lane's 16 bytes of each into rq; bit r of the result says row block r
  * has one (lib/residual.cu). */
-static __device__ __forceinline__ u32 residual_fetch(residual_cursor (&rcur)[R], const uint2 *__restrict__ rmask,
-                                                     const uint4 *__restrict__ rweight, int nb0, int k64, int N,
-                                                     int kwords, int lane, uint4 (&rq)[R])
+static __device__ __forceinline__ u32 residual_fetch(residual_cursor (&rcur)[R], const uint4 *__restrict__ rweight,
+                                                     int k64, int lane, uint4 (&rq)[R])
 {
     u32 bits = 0u;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        const uint4 *src = residual_lookup(rcur[r], rmask, rweight, nb0 + r, k64, N, kwords);
+        const uint4 *src = residual_lookup(rcur[r], rweight, k64);
         if (src) {
             rq[r] = ldg_stream(src + lane);
             bits |= 1u << r;
@@ -112,7 +111,6 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
      * cursor, the same in every lane), U steps of its 16 x 64 blocks in
      * flight beside the weights (RU steps ahead; RU divides U), rp[u] bit r
      * where step u's block r has one. */
-    const int kwords = residual_kwords(K);
     residual_cursor rcur[R];
     uint4 rq[RU][R];
     u32 rp[RU];
@@ -141,7 +139,7 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
 //% if p.sparse == 1 then
 #pragma unroll
     for (int u = 0; u < RU; ++u)
-        rp[u] = u < steps ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + u, N, kwords, lane, rq[u]) : 0u;
+        rp[u] = u < steps ? residual_fetch(rcur, rweight, kb0 + u, lane, rq[u]) : 0u;
 //% end
 
     for (int i = tid; i < BM * BN * PARTS; i += THREADS)
@@ -246,7 +244,7 @@ extern "C" __global__ void __launch_bounds__(THREADS{{ p.min_blocks > 0 and ", "
                     }
 //% if p.sparse == 1 then
                 rp[u % RU] = s + RU < steps
-                    ? residual_fetch(rcur, rmask, rweight, nb0, kb0 + s + RU, N, kwords, lane, rq[u % RU]) : 0u;
+                    ? residual_fetch(rcur, rweight, kb0 + s + RU, lane, rq[u % RU]) : 0u;
 //% end
 //% local function mmas(sums, indent)
 {{ indent }}#pragma unroll

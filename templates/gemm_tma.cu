@@ -112,13 +112,9 @@ static __device__ __forceinline__ void slot_free(u32 empty, u32 parity, int lane
 /* Lane l's 16 x 64 residual block of K tile kt (16-row block l / (BK / 64),
  * 64-k step l % (BK / 64)), or NULL where there is none. */
 static __device__ __forceinline__ const uint4 *tile_residual(int kt, int lane, residual_cursor &rcur,
-                                                             const uint2 *__restrict__ rmask,
-                                                             const uint4 *__restrict__ rweight, int n_cta, int N, int K)
+                                                             const uint4 *__restrict__ rweight)
 {
-    if (lane >= (BN / 16) * (BK / 64))
-        return nullptr;
-    return residual_lookup(rcur, rmask, rweight, n_cta / 16 + lane / (BK / 64), kt * (BK / 64) + lane % (BK / 64), N,
-                           residual_kwords(K));
+    return residual_lookup(rcur, rweight, kt * (BK / 64) + lane % (BK / 64));
 }
 
 //% if p.rslots > 0 then
@@ -135,10 +131,9 @@ struct residual_ring { int announced, issued, scan; };
  * on the slot (which publishes the words). The blocks themselves come
  * later, into the residual's ring (residual_issue). */
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
-                                                     residual_ring &ring, const uint2 *__restrict__ rmask,
-                                                     const uint4 *__restrict__ rweight, int n_cta, int N, int K)
+                                                     residual_ring &ring, const uint4 *__restrict__ rweight)
 {
-    const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
+    const uint4 *src = tile_residual(kt, lane, rcur, rweight);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     if (src)
         sts32(stage + RB_OFF + 8 + lane * 4, (u32)(src - rweight));
@@ -227,16 +222,14 @@ static __device__ __forceinline__ u32 residual_readers(u32 present)
  * one would then wait for this one). The tiles before it - STAGES + 1 are
  * released (the caller waited for slot it % STAGES). */
 static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u32 rread0, int it, int kt, int lane,
-                                                     residual_cursor &rcur,
-                                                     const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
-                                                     int n_cta, int N, int K)
+                                                     residual_cursor &rcur, const uint4 *__restrict__ rweight)
 {
     const u32 stage = smem_base + (it % STAGES) * STAGE_BYTES, full = full0 + (it % STAGES) * 8;
     const u32 head = it > 0 ? lds32(smem_base + ((it - 1) % STAGES) * STAGE_BYTES + RB_OFF + 12) : 0u;
     /* Per warpgroup, the tiles with blocks in its rows in this slot before
      * this one, mod 2. */
     const u32 before = it >= STAGES ? lds32(stage + RB_OFF + 4) >> 8 : 0u;
-    const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
+    const uint4 *src = tile_residual(kt, lane, rcur, rweight);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     const u32 count = __popc(present);
     if (count != 0u) {
@@ -270,10 +263,9 @@ static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u
  * and arrives with the residual's bytes: the phase completes only after
  * this arrival, whatever lands first. */
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
-                                                     const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight,
-                                                     int n_cta, int N, int K)
+                                                     const uint4 *__restrict__ rweight)
 {
-    const uint4 *src = tile_residual(kt, lane, rcur, rmask, rweight, n_cta, N, K);
+    const uint4 *src = tile_residual(kt, lane, rcur, rweight);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     if (src && R_HEAD(lane))
         bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src, R_SLABS * R_KSTEPS * 512, full);
@@ -389,8 +381,7 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                                       {{ gmap and "gmap, " or "" }}n_cta, m_cta);
     if (warp == R_WARP) {
         for (int s = 0; s < STAGES && s < ktiles; ++s)
-            slot_residual(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, lane, rcur, {{ ring and "ring, " or "" }}rmask,
-                          rweight, n_cta, N, K);
+            slot_residual(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, lane, rcur, {{ ring and "ring, " or "" }}rweight);
 //% if ring then
         residual_issue(ring, smem_base, rfull0, rempty0, 0, -1, lane, rweight);
 //% end
@@ -495,10 +486,9 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                     if (it >= STAGES)
                         slot_free(empty0 + slot * 8, (it / STAGES - 1) & 1, lane);
 //%   if p.rpieces > 0 then
-                    slot_residual(smem_base, full0, rread0, it, kt_begin + kt, lane, rcur, rmask, rweight, n_cta, N, K);
+                    slot_residual(smem_base, full0, rread0, it, kt_begin + kt, lane, rcur, rweight);
 //%   else
-                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
-                                  rweight, n_cta, N, K);
+                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rweight);
 //%   end
                 }
             }

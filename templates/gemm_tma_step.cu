@@ -34,8 +34,7 @@
                                         {{ gmap and "gmap, " or "" }}n_cta, m_cta);
             } else {
                 slot_free(empty, parity, lane);
-                slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, {{ ring and "ring, " or "" }}rmask, rweight, n_cta,
-                              N, K);
+                slot_residual(st, full, kt_begin + kt - 1 + STAGES, lane, rcur, {{ ring and "ring, " or "" }}rweight);
             }
         }
 //% if ring then

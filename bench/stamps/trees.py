@@ -49,8 +49,8 @@ HAND_ON = '''//%   if p.rpieces > 0 then
 '''
 CURSOR = ('                residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), '
           'n_cta, kt_begin, N, K);\n')
-ROOM_CALL = '''                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rmask,
-                                  rweight, n_cta, N, K);'''
+ROOM_CALL = ('                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, '
+             'rweight);')
 
 def x(root):
     # The per-tile split (warpgroups of two or more 64-row blocks) and the one path (of one) both made the dense
@@ -78,18 +78,11 @@ def xr(root):
     patch(root, 'gemm_tma.cu', 'mbar_expect_tx(full, count * 512);', 'mbar_expect_tx(full, 0u);')
 
 def xw(root):
-    patch(root, 'lib/stage_load.cu', '''        if (tid < (BN / 16) * (BK / 64))
-            src = residual_lookup(''', '''        if (tid > 32)
-            src = residual_lookup(''')
+    patch(root, 'lib/stage_load.cu', '''        const uint4 *src = residual_lookup(rcur, rweight, kt * (BK / 64) + tid % (BK / 64));''',
+          '''        const uint4 *src = nullptr;''')
 
 def x0(root):
-    patch(root, 'gemm_tma.cu', CURSOR,
-          '                    residual_cursor rcur = { make_uint2(0u, 0u), make_uint2(0u, 0u), -2 };\n')
-    patch(root, 'lib/residual.cu', '''    if (w != c.word) {
-        c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);''', '''    if (c.word == -2)
-        return nullptr;
-    if (w != c.word) {
-        c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);''')
+    patch(root, 'gemm_tma.cu', CURSOR, '                residual_cursor rcur = residual_start(rmask, N / 16, 0, N, K);\n')
 
 def xc(root):
     patch(root, 'gemm_tma.cu', '''    if (src && R_HEAD(lane))

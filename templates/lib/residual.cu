@@ -14,27 +14,6 @@
 #define RBK {{ p.rbk }}                 /* ... and k */
 #define R_BLOCK_VECS (RBN * RBK / 32)   /* 16-byte vectors of one kept block */
 
-/* The 16 x 64 residual block of 16-row block nb and 64-k block k64, or NULL
- * where the layer keeps none; e: the rmask entry of its row block and word
- * (the caller keeps it while its word stays the same). */
-static __device__ __forceinline__ const uint4 *residual_at(const uint2 &e, const uint4 *__restrict__ rweight, int nb,
-                                                           int k64)
-{
-    const int kb = k64 / (RBK / 64);
-    const u32 bit = 1u << (kb & 31);
-    if (!(e.x & bit))
-        return nullptr;
-    const u32 j = e.y + __popc(e.x & (bit - 1u));
-    return rweight + (size_t)j * R_BLOCK_VECS + ((nb % (RBN / 16)) * (RBK / 64) + k64 % (RBK / 64)) * 32;
-}
-
-/* The rmask entry that residual_at(.., nb, k64) needs: row block nb / (RBN /
- * 16), word (k64 / (RBK / 64)) / 32 of kwords per row block. */
-static __device__ __forceinline__ int residual_word(int nb, int k64, int kwords)
-{
-    return (nb / (RBN / 16)) * kwords + (k64 / (RBK / 64)) / 32;
-}
-
 /* k-words per row block of a layer with K columns. */
 static __device__ __forceinline__ int residual_kwords(int K) { return (K / RBK + 31) / 32; }
 
@@ -79,30 +58,41 @@ static __device__ __forceinline__ uint2 ldg_rmask(const uint2 *p)
     return v;
 }
 
-/* A lane's place in the residual: the rmask entry of its current word
- * (word -1: none yet) and, requested ahead, the entry of the word after it
- * (a lane's k only grows, so the change of word waits on no load). */
-struct residual_cursor { uint2 e, next; int word; };
+/* A lane's walk along one 16-row block of the residual, its 64-k blocks
+ * in order (each lookup's k64 at least the one before and within a word
+ * of it: every pipe steps a lane by at most BK / 64 <= 4 of a word's 32 k
+ * blocks): the rmask entry of its current word (e), the entry of the word
+ * after it (next, requested ahead; zero past the row block), where that
+ * one lies (at) and how many words of the row block follow it (left), the
+ * k64 that leaves the current word (end; past every k64 where the lane has no
+ * walk: past N or K, or past the tile's blocks) and the lane's 16 x 64
+ * block within a kept block (sub, in 16-byte vectors). A lookup then costs
+ * a compare, a bit test and a popcount; a change of word, which waits on
+ * no load, one more request. */
+struct residual_cursor { uint2 e, next; const uint2 *at; int left, end; u32 sub; };
 
-/* Requests the word after the cursor's, where its row block has one. */
-static __device__ __forceinline__ void residual_ahead(residual_cursor &c, const uint2 *__restrict__ rmask, int kwords)
+/* Requests the entry after the cursor's, where its row block has one. */
+static __device__ __forceinline__ void residual_ahead(residual_cursor &c)
 {
-    if ((c.word + 1) % kwords != 0)
-        c.next = ldg_rmask(rmask + c.word + 1);
+    c.next = c.left > 0 ? ldg_rmask(c.at) : make_uint2(0u, 0u);
 }
 
 /* A cursor at 16-row block nb, 64-k block k64 (a lane's first lookup; none
- * past N or K), its two words requested at once: made at the kernel's start, the loads run
- * beside the first tiles' copies. */
+ * past N or K), its two words requested at once: made at the kernel's
+ * start, the loads run beside the first tiles' copies. */
 static __device__ __forceinline__ residual_cursor residual_start(const uint2 *__restrict__ rmask, int nb, int k64, int N,
                                                                  int K)
 {
-    residual_cursor c = { make_uint2(0u, 0u), make_uint2(0u, 0u), -1 };
-    const int kwords = residual_kwords(K);
+    residual_cursor c = { make_uint2(0u, 0u), make_uint2(0u, 0u), rmask, 0, 0x7FFFFFFF,
+                          (u32)(nb % (RBN / 16)) * (RBK / 64) * 32 };
     if (nb * 16 < N && k64 < K / 64) {
-        c.word = residual_word(nb, k64, kwords);
-        c.e = ldg_rmask(rmask + c.word);
-        residual_ahead(c, rmask, kwords);
+        const int kwords = residual_kwords(K), w = k64 / (RBK / 64) / 32;
+        c.at = rmask + (size_t)(nb / (RBN / 16)) * kwords + w;
+        c.e = ldg_rmask(c.at);
+        c.end = (w + 1) * 32 * (RBK / 64);
+        c.left = kwords - 1 - w;
+        ++c.at;
+        residual_ahead(c);
     }
     return c;
 }
@@ -113,24 +103,26 @@ static __device__ __forceinline__ residual_cursor residual_start(const uint2 *__
 static __device__ __forceinline__ residual_cursor residual_tile_start(const uint2 *__restrict__ rmask, int l, int steps,
                                                                       int blocks, int n_cta, int kt_begin, int N, int K)
 {
-    /* Lanes past the tile's blocks start at row N: no cursor. */
+    /* Lanes past the tile's blocks start at row N: no walk. */
     return residual_start(rmask, l < blocks ? n_cta / 16 + l / steps : N / 16, kt_begin * steps + l % steps, N, K);
 }
 
-/* The 16 x 64 residual block of 16-row block nb and 64-k block k64 (NULL
- * where the layer keeps none or nb is past N). A change of word takes the
- * entry requested ahead (or, for a jump, loads it) and requests the next. */
-static __device__ __forceinline__ const uint4 *residual_lookup(residual_cursor &c, const uint2 *__restrict__ rmask,
-                                                               const uint4 *__restrict__ rweight, int nb, int k64,
-                                                               int N, int kwords)
+/* The lane's 16 x 64 residual block at 64-k block k64, or NULL where the
+ * layer keeps none (or the lane has no walk). Entering the next word takes
+ * the entry requested ahead and requests the one after. */
+static __device__ __forceinline__ const uint4 *residual_lookup(residual_cursor &c, const uint4 *__restrict__ rweight,
+                                                               int k64)
 {
-    if (nb * 16 >= N)
-        return nullptr;
-    const int w = residual_word(nb, k64, kwords);
-    if (w != c.word) {
-        c.e = (c.word >= 0 && w == c.word + 1) ? c.next : ldg_rmask(rmask + w);
-        c.word = w;
-        residual_ahead(c, rmask, kwords);
+    if (k64 >= c.end) {
+        c.e = c.next;
+        c.end += 32 * (RBK / 64);
+        --c.left;
+        ++c.at;
+        residual_ahead(c);
     }
-    return residual_at(c.e, rweight, nb, k64);
+    const u32 bit = 1u << (k64 / (RBK / 64) & 31);
+    if (!(c.e.x & bit))
+        return nullptr;
+    const u32 j = c.e.y + __popc(c.e.x & (bit - 1u));
+    return rweight + (size_t)j * R_BLOCK_VECS + c.sub + (k64 % (RBK / 64)) * 32;
 }

@@ -10,10 +10,10 @@
  * weights can be fetched before the activations exist; refill_slot() is the
  * main loop's request of a whole tile (STAGES, STAGE_BYTES: the ring). */
 //% local k8 = ((p.xpack or 1) == 2 and p.parts == 2)   -- where a K tile's token bytes depend on the part
-//% local ptrs = "qweight, " .. (p.gparams_tiled == 1 and "gparams, " or "") .. (p.sparse == 1 and "rmask, rweight, rcur, " or "") .. "Xq" .. (k8 and ", k8" or "")
+//% local ptrs = "qweight, " .. (p.gparams_tiled == 1 and "gparams, " or "") .. (p.sparse == 1 and "rweight, rcur, " or "") .. "Xq" .. (k8 and ", k8" or "")
 #define STAGE_PTRS {{ ptrs }}   /* what load_stage reads */
 //% local params = "const uint4 *__restrict__ qweight, " .. (p.gparams_tiled == 1 and "const u32 *__restrict__ gparams, " or "")
-//%   .. (p.sparse == 1 and "const uint2 *__restrict__ rmask, const uint4 *__restrict__ rweight, residual_cursor &rcur, " or "")
+//%   .. (p.sparse == 1 and "const uint4 *__restrict__ rweight, residual_cursor &rcur, " or "")
 //%   .. "const signed char *__restrict__ Xq" .. (k8 and ", int k8" or "")
 template <bool LOAD_W, bool LOAD_X>
 static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{ params }},
@@ -56,10 +56,7 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{
      * present one (512 bytes, 16 a lane) to R_OFF + 512 l and notes it in
      * the stage's presence word. */
     if (tid < 32) {
-        const uint4 *src = nullptr;
-        if (tid < (BN / 16) * (BK / 64))
-            src = residual_lookup(rcur, rmask, rweight, n_cta / 16 + tid / (BK / 64), kt * (BK / 64) + tid % (BK / 64),
-                                  N, residual_kwords(K));
+        const uint4 *src = residual_lookup(rcur, rweight, kt * (BK / 64) + tid % (BK / 64));
         const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
         for (u32 left = present; left; left &= left - 1u) {
             const int l = __ffs(left) - 1;
