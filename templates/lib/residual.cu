@@ -64,11 +64,11 @@ static __device__ __forceinline__ uint2 ldg_rmask(const uint2 *p)
  * blocks): the rmask entry of its current word (e), the entry of the word
  * after it (next, requested ahead; zero past the row block), where that
  * one lies (at) and how many words of the row block follow it (left), the
- * k64 that leaves the current word (end; past every k64 where the lane has no
- * walk: past N or K, or past the tile's blocks) and the lane's 16 x 64
- * block within a kept block (sub, in 16-byte vectors). A lookup then costs
- * a compare, a bit test and a popcount; a change of word, which waits on
- * no load, one more request. */
+ * k64 that leaves the current word (end; past every k64 where the lane
+ * has no walk: past N or K, or past the tile's blocks) and the lane's
+ * 16 x 64 block within a kept block (sub, in 16-byte vectors). A lookup
+ * then costs a compare, a bit test and a popcount; a change of word, which
+ * waits on no load, one more request. */
 struct residual_cursor { uint2 e, next; const uint2 *at; int left, end; u32 sub; };
 
 /* Requests the entry after the cursor's, where its row block has one. */
