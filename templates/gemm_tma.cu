@@ -109,14 +109,6 @@ static __device__ __forceinline__ void slot_free(u32 empty, u32 parity, int lane
     __syncwarp();
 }
 
-/* Lane l's 16 x 64 residual block of K tile kt (16-row block l / (BK / 64),
- * 64-k step l % (BK / 64)), or NULL where there is none. */
-static __device__ __forceinline__ const uint4 *tile_residual(int kt, int lane, residual_cursor &rcur,
-                                                             const uint4 *__restrict__ rweight)
-{
-    return residual_lookup(rcur, rweight, kt * (BK / 64) + lane % (BK / 64));
-}
-
 //% if p.rslots > 0 then
 /* The residual's ring (RSLOTS slots, lib/wgmma_defs.cu) as its warp keeps it,
  * in slice-relative K tiles: how many tiles carrying a residual it has
@@ -133,7 +125,7 @@ struct residual_ring { int announced, issued, scan; };
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
                                                      residual_ring &ring, const uint4 *__restrict__ rweight)
 {
-    const uint4 *src = tile_residual(kt, lane, rcur, rweight);
+    const uint4 *src = residual_tile_lookup(rcur, rweight, kt, lane, BK / 64);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     if (src)
         sts32(stage + RB_OFF + 8 + lane * 4, (u32)(src - rweight));
@@ -229,7 +221,7 @@ static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u
     /* Per warpgroup, the tiles with blocks in its rows in this slot before
      * this one, mod 2. */
     const u32 before = it >= STAGES ? lds32(stage + RB_OFF + 4) >> 8 : 0u;
-    const uint4 *src = tile_residual(kt, lane, rcur, rweight);
+    const uint4 *src = residual_tile_lookup(rcur, rweight, kt, lane, BK / 64);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     const u32 count = __popc(present);
     if (count != 0u) {
@@ -265,7 +257,7 @@ static __device__ __forceinline__ void slot_residual(u32 smem_base, u32 full0, u
 static __device__ __forceinline__ void slot_residual(u32 stage, u32 full, int kt, int lane, residual_cursor &rcur,
                                                      const uint4 *__restrict__ rweight)
 {
-    const uint4 *src = tile_residual(kt, lane, rcur, rweight);
+    const uint4 *src = residual_tile_lookup(rcur, rweight, kt, lane, BK / 64);
     const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
     if (src && R_HEAD(lane))
         bulk_load(stage + R_OFF + R_PLACE(lane) * 512, src, R_SLABS * R_KSTEPS * 512, full);

@@ -78,7 +78,7 @@ def xr(root):
     patch(root, 'gemm_tma.cu', 'mbar_expect_tx(full, count * 512);', 'mbar_expect_tx(full, 0u);')
 
 def xw(root):
-    patch(root, 'lib/stage_load.cu', '''        const uint4 *src = residual_lookup(rcur, rweight, kt * (BK / 64) + tid % (BK / 64));''',
+    patch(root, 'lib/stage_load.cu', '''        const uint4 *src = residual_tile_lookup(rcur, rweight, kt, tid, BK / 64);''',
           '''        const uint4 *src = nullptr;''')
 
 def x0(root):

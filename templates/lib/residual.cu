@@ -126,3 +126,12 @@ static __device__ __forceinline__ const uint4 *residual_lookup(residual_cursor &
     const u32 j = c.e.y + __popc(c.e.x & (bit - 1u));
     return rweight + (size_t)j * R_BLOCK_VECS + c.sub + (k64 % (RBK / 64)) * 32;
 }
+
+/* Lane l's 16 x 64 residual block of K tile kt on a tile's lookup warp
+ * (residual_tile_start: 64-k step l % steps of its row block), or NULL
+ * where there is none. */
+static __device__ __forceinline__ const uint4 *residual_tile_lookup(residual_cursor &c, const uint4 *__restrict__ rweight,
+                                                                    int kt, int l, int steps)
+{
+    return residual_lookup(c, rweight, kt * steps + l % steps);
+}

@@ -56,7 +56,7 @@ static __device__ __forceinline__ void load_stage(u32 stage, int kt, int tid, {{
      * present one (512 bytes, 16 a lane) to R_OFF + 512 l and notes it in
      * the stage's presence word. */
     if (tid < 32) {
-        const uint4 *src = residual_lookup(rcur, rweight, kt * (BK / 64) + tid % (BK / 64));
+        const uint4 *src = residual_tile_lookup(rcur, rweight, kt, tid, BK / 64);
         const u32 present = __ballot_sync(0xFFFFFFFFu, src != nullptr);
         for (u32 left = present; left; left &= left - 1u) {
             const int l = __ffs(left) - 1;
