@@ -77,9 +77,12 @@ static __device__ __forceinline__ void bulk_load(u32 dst, const void *src, u32 b
  * paced the ring (3-9 points over dense at M >= 256, bench/results/
  * 2026-11-23-session16-h100). */
 //% if p.producer == 1 then
-/* With a producer warpgroup the residual is its second warp's (its first
- * warp's lane 0 issues the tensor copies): neither job is an MMA warp's. */
+/* With a producer warpgroup the residual is its second warp's, and its
+ * third's but in a ring of blocks (R_WARPS, each taking every R_WARPS-th K
+ * tile; its first warp's lane 0 issues the tensor copies): neither job is
+ * an MMA warp's. */
 #define R_WARP (THREADS / 32 + 1)
+#define R_WARPS {{ p.rpieces > 0 and 1 or 2 }}
 //% else
 #define R_WARP (THREADS / 32 > 4 ? 5 : 1)
 //% end
@@ -463,12 +466,18 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
 //%     "                int n_cta, m_cta;",
 //%     "                tile_origin(u.t, tiles_n, tiles_m, band, n_cta, m_cta);" }, "\n")
 //% if p.sparse == 1 then
-        /* The residual's warp: each K tile's residual into its slot beside
-         * the tile's copies (slot_residual), the slot taken when the copies'
-         * thread takes it -- once every MMA warp has released it. Its lanes'
-         * cursor starts at each piece's first tile. (A branch of its own: in
-         * one shared with the copies' thread ptxas keeps the copies' loop
-         * counters per thread, not in uniform registers.) */
+        /* The residual's warps (R_WARPS of them from R_WARP, each taking
+         * every R_WARPS-th K tile of a piece): each K tile's residual into its
+         * slot beside the tile's copies (slot_residual), the slot taken when
+         * the copies' thread takes it -- once every MMA warp has released
+         * it. A warp's lanes' cursor starts at its first tile of each piece.
+         * A ring of blocks hands its places on in tile order: one warp. In
+         * the room two: one warp's lookup, copies and arrival a tile paced
+         * the ring at one CTA an SM (its lookups cost the 128x128 tile 6-9
+         * points over dense, bench/results/2026-11-29-session49). (A branch
+         * of its own: in one shared with the copies' thread ptxas keeps the
+         * copies' loop counters per thread, not in uniform registers.) */
+//%   if p.rpieces > 0 then
         if (warp == R_WARP) {
             int it = 0;
 {{ pieces }}
@@ -477,13 +486,25 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                     const int slot = it % STAGES;
                     if (it >= STAGES)
                         slot_free(empty0 + slot * 8, (it / STAGES - 1) & 1, lane);
-//%   if p.rpieces > 0 then
                     slot_residual(smem_base, full0, rread0, it, kt_begin + kt, lane, rcur, rweight);
-//%   else
-                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rweight);
-//%   end
                 }
             }
+//%   else
+        if (warp >= R_WARP && warp < R_WARP + R_WARPS) {
+            const int rw = warp - R_WARP;
+            int it = 0;
+{{ pieces }}
+                residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), n_cta, kt_begin + rw,
+                                                           N, K);
+                for (int kt = rw; kt < ktiles; kt += R_WARPS) {
+                    const int t = it + kt, slot = t % STAGES;
+                    if (t >= STAGES)
+                        slot_free(empty0 + slot * 8, (t / STAGES - 1) & 1, lane);
+                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, rweight);
+                }
+                it += ktiles;
+            }
+//%   end
             return;
         }
 //% end

@@ -48,7 +48,7 @@ HAND_ON = '''//%   if p.rpieces > 0 then
 //%   end
 '''
 CURSOR = ('                residual_cursor rcur = residual_tile_start(rmask, lane, BK / 64, (BN / 16) * (BK / 64), '
-          'n_cta, kt_begin, N, K);\n')
+          'n_cta, kt_begin + rw,\n                                                           N, K);\n')
 ROOM_CALL = ('                    slot_residual(smem_base + slot * STAGE_BYTES, full0 + slot * 8, kt_begin + kt, lane, rcur, '
              'rweight);')
 
@@ -119,8 +119,8 @@ def y(root):
           'mbar_arrive(full0 + slot * 8); }')
 
 def z(root):
-    patch(root, 'gemm_tma.cu', '        if (warp == R_WARP) {\n',
-          '        if (warp == R_WARP)\n            return;\n        if (K < 0) {\n')
+    patch(root, 'gemm_tma.cu', '        if (warp >= R_WARP && warp < R_WARP + R_WARPS) {\n',
+          '        if (warp >= R_WARP && warp < R_WARP + R_WARPS)\n            return;\n        if (K < 0) {\n')
     patch(root, 'gemm_tma.cu', '            mbar_init(full0 + s * 8, {{ p.sparse == 1 and 2 or 1 }});',
           '            mbar_init(full0 + s * 8, 1);')
 
@@ -130,7 +130,8 @@ def z2(root):
     patch(root, 'lib/wgmma_tile.cu', '        const u32 rbits = lds32(stage + RB_OFF);', '        const u32 rbits = 0u;')
 
 def z4(root):
-    patch(root, 'gemm_tma.cu', '        if (warp == R_WARP)\n            return;\n        if (K < 0) {\n', '        if (false) {\n')
+    patch(root, 'gemm_tma.cu', '        if (warp >= R_WARP && warp < R_WARP + R_WARPS)\n            return;\n        if (K < 0) {\n',
+          '        if (false) {\n')
     patch(root, 'lib/gemm.lua', '''    add("rmask", "const uint2 *__restrict__", "w", "rmask")
     add("rweight", "const uint4 *__restrict__", "w", "rweight")
 ''', '')
