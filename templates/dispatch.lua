@@ -232,6 +232,20 @@ end
 --   26.6 vs 28.2 (57344x8192: 108.5 vs 107.6, the one loss). Longer K loops
 --   keep the multistage tile (with the rescale, 4096x11008: 23.7 against
 --   26.4 us in the cluster).
+-- Past 8192 rows that cp.async tile gives way to the TMA pipe's 32-token
+-- tile of 64 rows with a producer warpgroup (6 stages, split 2 in a
+-- cluster), every 4-bit scheme alike. H200, GEMM alone, M = 32 (bench/
+-- results/2026-11-29-session50, c4 and c6; LQQ / QoQ / IS, us): 14336x4096
+-- 17.5 / 18.9 / 18.2 against 20.3 / 20.4 / 20.3 (the cp.async tile's 448
+-- CTAs at 8 stages a wave and a bit), 28672x4096 26.5 / 27.3 / 29.2 against
+-- 31.7 / 31.6 / 29.9, 16384x8192 28.4 / 29.4 / 30.3 against 35.1 / 32.7 /
+-- 34.9, 57344x8192 74.4 / 77.7 / 77.0 against 83.5 / 89.4 / 84.7; LQQ's
+-- 22016x4096 23.6 / 25.5, 28672x8192 44.3 / 50.5; level where the layer
+-- gives few CTAs: 12288x4096 15.1 / 16.4 / 15.6 against 15.1 / 15.9 / 15.5,
+-- LQQ's 10240x8192 21.7 / 22.0. Within the cp.async tile's K loops (32 K tiles a
+-- CTA), as measured.
+local TMA_32 = { min_n = 8193, arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "tma", tile = "32x64x128",
+                 warps = "1x4", stages = 6, split = 2, reduce = "cluster", producer = "wg" }
 -- Weights with a residual (sparse twins, see sparse_stages) where the
 -- dense choice's twin costs far more than the dense kernel: at M <= 32 on
 -- layers up to 8192 rows, the TMA pipe's 16- and 32-token tiles of 64 rows
@@ -259,13 +273,24 @@ end
 -- 22016x4096 25.86 / 25.34 against 29.57 / 36.42 (21.82 / 21.47),
 -- 10240x8192 22.62 / 22.14 against 27.71 / 30.82 (22.34 / 22.37),
 -- 57344x8192 86.72 / 86.37 against 107.49 / 99.04 (93.25 / 78.43). At
--- M = 32 there the dense choice's wgmma twin at 5 stages stays (12288x4096
+-- M = 32 there the dense choice's wgmma twin at 5 stages stayed (12288x4096
 -- 18.37 against the 32-token tile's 19.14 at split 1 and 22.08 at split 2;
 -- 10240x8192 29.18 against 30.27; 57344x8192 the one loss, 125.5 against
--- 108.5).
-local function sparse_tma(bm, stages, min_n, max_n)
+-- 108.5). Those 32-token keys lacked the table's wu8=1; with it (bench/
+-- results/2026-11-29-session50, c4: rho 0.05, M = 32, eight layers, four
+-- of them not measured before) the 32-token tile at split 1 and 8 stages
+-- (a CTA per 64 rows) is ahead of the dense choice's twin on six layers
+-- past 8192 rows and level on two: 14336x4096 17.9 against
+-- 25.8 us (the twin's 448 CTAs a wave and a bit), 22016x4096 27.3 / 29.8,
+-- 28672x4096 31.9 / 38.9, 16384x8192 30.4 / 42.6, 28672x8192 53.6 / 65.7,
+-- 57344x8192 89.6 / 112.7; 12288x4096 17.5 / 17.2, 10240x8192 27.9 / 27.7.
+-- At split 2 in a cluster: 21.6, 29.8, 36.9, 34.4, 55.1, 97.6; 20.2, 28.7.
+-- Each CTA then runs the whole K loop: measured up to K = 8192 (64 K
+-- tiles), so `max_kloop`.
+local function sparse_tma(bm, stages, min_n, max_n, split)
   return { sparse = true, min_n = min_n, max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma",
-           tile = bm .. "x64x128", warps = "1x4", stages = stages, split = 2, reduce = "cluster", producer = "wg" }
+           tile = bm .. "x64x128", warps = "1x4", stages = stages, split = split or 2, reduce = "cluster",
+           producer = "wg", max_kloop = split == 1 and 64 or nil }
 end
 -- The decode pipe's tiles (gemm_decode.lua) at M <= 8 and M <= 16.
 local DECODE_8 = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
@@ -280,7 +305,7 @@ D.BUCKETS = {
   { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
     alts = { sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193), DECODE_16, DECODE_16_8W } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
-    alts = { sparse_tma(32, 8, nil, 8192), narrow(32),
+    alts = { sparse_tma(32, 8, nil, 8192), sparse_tma(32, 8, 8193, nil, 1), narrow(32), TMA_32,
              { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
                stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",

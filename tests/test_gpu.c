@@ -428,6 +428,8 @@ static const char *const PIPES[] = {
      * narrow), the split-2 pairs in clusters. */
     "tile=64x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg",
     "?tile=128x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg;wu8=1",
+    /* ... and its 32-token tile at M <= 32 past 8192 rows. */
+    "tile=32x64x128;warps=1x4;stages=6;split=2;pipe=tma;reduce=cluster;producer=wg",
     /* Persistent: a CTA per place on the SMs walking output tiles (here one
      * or two each; persistent_tiles_bit_exact: many, in bands). */
     "?tile=256x128x128;warps=2x4;stages=3;pipe=tma;producer=wg;persist=1",
@@ -624,8 +626,8 @@ static void setup_sparse(fixture *f, int c, int64_t N, int64_t K, uint64_t strea
  * 8x16 twin at 4 stages, too many to keep the dense kernel's two CTAs an
  * SM (a ring of four residual steps; PIPES' 2 stages keep them, one step
  * under launch bounds); and the few-token TMA tiles the table takes for
- * sparse weights at M <= 32 (16 tokens at 8 and 6 stages, 32 at 8; a
- * producer warpgroup). */
+ * sparse weights at M <= 32 (16 tokens at 8 and 6 stages, 32 at 8, at
+ * split 2 and, past 8192 rows, 1; a producer warpgroup). */
 static const char *const SPARSE_PIPES[] = {
     "tile=128x128x128;warps=1x8;stages=4;split=2;pipe=tma;rslots=1",
     "tile=64x64x128;warps=1x4;stages=6;split=3;pipe=tma;rslots=2",
@@ -633,6 +635,7 @@ static const char *const SPARSE_PIPES[] = {
     "tile=16x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg",
     "tile=16x64x128;warps=1x4;stages=6;split=2;pipe=tma;reduce=cluster;producer=wg",
     "tile=32x64x128;warps=1x4;stages=8;split=2;pipe=tma;reduce=cluster;producer=wg",
+    "tile=32x64x128;warps=1x4;stages=8;pipe=tma;producer=wg",
     /* The residual's blocks in a ring of their own (rpieces): the table's
      * twin (128x256, persistent), rings of one K tile's most (a tile that
      * carries all its blocks waits for the one before to be read) handed

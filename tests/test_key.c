@@ -1666,10 +1666,12 @@ START_TEST(sparse_layer_plans)
      * table names a kernel for sparse weights only: the TMA pipe's 16- or
      * 32-token tile of 64 rows with a producer warpgroup at split 2 in a
      * cluster, at M <= 16 (but M <= 8 up to 4096 rows, the decode twin; 8
-     * stages up to 8192 rows, 6 past them) and at M <= 32 up to 8192 rows. */
+     * stages up to 8192 rows, 6 past them) and at M <= 32 up to 8192 rows
+     * (at 8 stages); at M <= 32 past 8192 rows the 32-token tile at split 1
+     * and 8 stages. */
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                         {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-    int fewer = 0, total = 0, producers = 0, persistent = 0, few = 0, rings = 0;
+    int fewer = 0, total = 0, producers = 0, persistent = 0, few = 0, rings = 0, waved = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         qjit__layer_plan dense, sparse;
         const qjit__plan_request dr = {"w4a8-lqq", 128, shapes[i][0], shapes[i][1], "sm_90a", 132, NULL, 0, 0, 0, NULL, 0, NULL};
@@ -1684,13 +1686,20 @@ START_TEST(sparse_layer_plans)
             char want[1024], got[1024];
             const char *dk = dense.buckets[b].gemm.key, *sk = sparse.buckets[b].gemm.key;
             const int max_m = dense.buckets[b].max_m;
-            if ((max_m == 8 && shapes[i][0] > 4096) || max_m == 16 || (max_m == 32 && shapes[i][0] <= 8192)) {
+            if ((max_m == 8 && shapes[i][0] > 4096) || max_m == 16 || max_m == 32) {
+                const char *at = max_m == 32 ? (shapes[i][0] <= 8192 ? "split=2;stages=8;" : "split=1;stages=8;")
+                                             : (shapes[i][0] <= 8192 ? "split=2;stages=8;" : "split=2;stages=6;");
                 printf("%lldx%lld M <= %d: %s\n", (long long)shapes[i][0], (long long)shapes[i][1], max_m, sk);
                 ck_assert_ptr_nonnull(strstr(sk, "pipe=tma;producer=wg;"));
                 ck_assert_ptr_nonnull(strstr(sk, max_m == 32 ? "tile=32x64x128;" : "tile=16x64x128;"));
-                ck_assert_ptr_nonnull(strstr(sk, "reduce=cluster;"));
-                ck_assert_ptr_nonnull(strstr(sk, shapes[i][0] <= 8192 ? "split=2;stages=8;" : "split=2;stages=6;"));
-                ck_assert_ptr_null(strstr(dk, "pipe=tma;"));   /* dense: another pipe */
+                ck_assert_ptr_nonnull(strstr(sk, strstr(at, "split=2;") ? "reduce=cluster;" : "reduce=global;"));
+                ck_assert_msg(strstr(sk, at), "%s: want %s", sk, at);
+                /* dense: another pipe, or past 8192 rows at M <= 32 its
+                 * 32-token tile at split 2 and 6 stages */
+                if (max_m == 32 && shapes[i][0] > 8192)
+                    ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=6;"));
+                else
+                    ck_assert_ptr_null(strstr(dk, "pipe=tma;"));
                 few++;
                 continue;
             }
@@ -1736,11 +1745,14 @@ START_TEST(sparse_layer_plans)
             char *w = strstr(want, "stages="), *g = strstr(got, "stages=");
             w[7] = g[7] = '#';
             ck_assert_msg(!strcmp(want, got), "dense %s\nsparse %s", dk, sk);
-            /* The twin keeps the dense kernel's waves, measured both ways on
-             * the 32x64 tile at M <= 32: 12288x4096's 384 CTAs need 3 per
-             * SM for one wave (5 stages), 8192x8192's 256 fit at 2 (8). */
-            if (dense.buckets[b].max_m == 32 && strstr(dk, "tile=32x64x128") && shapes[i][1] != 28672)
-                ck_assert_int_eq(sst, shapes[i][0] > 8192 ? 5 : 8);
+            /* The twin keeps the dense kernel's waves, not its CTAs an SM:
+             * on the 64x64 tile at split 2 (M <= 64) 4096x4096's 128 CTAs
+             * are one wave at any depth (8 stages), 8192x8192's 256 need
+             * two an SM for one (6 stages). */
+            if (max_m == 64 && strstr(dk, "tile=64x64x128;") && strstr(dk, "split=2;") && shapes[i][1] <= 8192) {
+                ck_assert_int_eq(sst, shapes[i][0] <= 4096 ? 8 : 6);
+                waved++;
+            }
         }
         qjit__plan_release(ctx, &dense);
         qjit__plan_release(ctx, &sparse);
@@ -1751,7 +1763,8 @@ START_TEST(sparse_layer_plans)
     ck_assert_int_gt(rings, 0);
     ck_assert_int_gt(producers, 0);
     ck_assert_int_gt(persistent, 0);
-    ck_assert_int_eq(few, 6 + 8 + 4);   /* M <= 8 past 4096 rows, M <= 16 all, M <= 32 up to 8192 */
+    ck_assert_int_eq(few, 6 + 8 + 8);   /* M <= 8 past 4096 rows, M <= 16 and M <= 32 all */
+    ck_assert_int_eq(waved, 2);         /* 4096x4096, 8192x8192 */
     /* Every target has the sparse twins of its buckets (the shared-memory
      * limits of sm_86/89 included). */
     static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
@@ -1976,8 +1989,10 @@ END_TEST
 /* The few-token buckets (bench/results/2026-11-23-session11-h100): at
  * M <= 16 a 16-token tile at split 2 where the decode pipe does not take
  * the layer; at M <= 32 the 32x64 cluster tile while a CTA's K loop is at
- * most 32 tiles, the multistage tile past that. Every 4-bit scheme, the one
- * with a per-group rescale (w4a8-is) included, plans the same tiles. */
+ * most 32 tiles (past 8192 rows the TMA pipe's, with a producer warpgroup,
+ * at 6 stages: bench/results/2026-11-29-session50; up to them the cp.async
+ * warpgroup tile), the multistage tile past that. Every 4-bit scheme, the
+ * one with a per-group rescale (w4a8-is) included, plans the same tiles. */
 START_TEST(dispatch_few_token_tiles)
 {
     qjit_context *ctx = make_ctx();
@@ -1985,7 +2000,10 @@ START_TEST(dispatch_few_token_tiles)
     scheme_plan_keys(ctx, "w4a8-is", "57344", "8192", is);
     plan_keys(ctx, "57344", "8192", lqq);
     ck_assert_ptr_nonnull(strstr(lqq[1], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128"));
+    ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=6;tile=32x64x128"));
+    plan_keys(ctx, "8192", "8192", lqq);
     ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
+    plan_keys(ctx, "57344", "8192", lqq);
     /* Up to 128 tokens; past them the wide layer takes the persistent
      * 128x256 tile with a producer warpgroup, which the per-group sums do
      * not fit. */
