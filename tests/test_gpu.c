@@ -306,10 +306,11 @@ static void check_m(fixture *f, int64_t M, uint64_t stream)
     free(X); free(Y); free(Xq); free(Xq_gpu); free(sx); free(sx_gpu); free(Yref); free(acc); free(acc_ref);
 }
 
-/* Every bucket kind of the table: the decode and few-token tiles, 128
- * tokens, 257..512 (the 4096-wide layers' one-wave tile and the 8-bit
- * weights' 256x128 one, both with a producer warpgroup) and past 512. */
-static const int64_t MS[] = {1, 7, 16, 33, 128, 300, 1000};
+/* A token count in every bucket of the table: the decode and few-token
+ * tiles (M <= 8, 16, 32), 33..64, 65..128, 129..256, 257..512 (the
+ * 4096-wide layers' one-wave tile and the 8-bit weights' 256x128 one, both
+ * with a producer warpgroup) and past 512. */
+static const int64_t MS[] = {1, 7, 16, 24, 33, 128, 200, 300, 1000};
 
 /* QJIT_TEST_SCHEMES (comma-separated names) narrows the scheme-looped
  * tests to those schemes, for reruns on a GPU machine. */
