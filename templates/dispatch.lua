@@ -235,15 +235,17 @@ end
 -- Past 8192 rows that cp.async tile gives way to the TMA pipe's 32-token
 -- tile of 64 rows with a producer warpgroup (6 stages, split 2 in a
 -- cluster), every 4-bit scheme alike. H200, GEMM alone, M = 32 (bench/
--- results/2026-11-29-session50, c4 and c6; LQQ / QoQ / IS, us): 14336x4096
--- 17.5 / 18.9 / 18.2 against 20.3 / 20.4 / 20.3 (the cp.async tile's 448
--- CTAs at 8 stages a wave and a bit), 28672x4096 26.5 / 27.3 / 29.2 against
--- 31.7 / 31.6 / 29.9, 16384x8192 28.4 / 29.4 / 30.3 against 35.1 / 32.7 /
--- 34.9, 57344x8192 74.4 / 77.7 / 77.0 against 83.5 / 89.4 / 84.7; LQQ's
--- 22016x4096 23.6 / 25.5, 28672x8192 44.3 / 50.5; level where the layer
--- gives few CTAs: 12288x4096 15.1 / 16.4 / 15.6 against 15.1 / 15.9 / 15.5,
--- LQQ's 10240x8192 21.7 / 22.0. Within the cp.async tile's K loops (32 K tiles a
--- CTA), as measured.
+-- results/2026-11-29-session50, c4 and c6; the default scheme / the one
+-- that subtracts after multiplying / the one with a per-group rescale,
+-- us): 14336x4096 17.5 / 18.9 / 18.2 against 20.3 / 20.4 / 20.3 (the
+-- cp.async tile's 448 CTAs at 8 stages a wave and a bit), 28672x4096 26.5
+-- / 27.3 / 29.2 against 31.7 / 31.6 / 29.9, 16384x8192 28.4 / 29.4 / 30.3
+-- against 35.1 / 32.7 / 34.9, 57344x8192 74.4 / 77.7 / 77.0 against 83.5 /
+-- 89.4 / 84.7; the default scheme's 22016x4096 23.6 / 25.5, 28672x8192
+-- 44.3 / 50.5; level where the layer gives few CTAs: 12288x4096 15.1 /
+-- 16.4 / 15.6 against 15.1 / 15.9 / 15.5, 10240x8192 (default scheme)
+-- 21.7 / 22.0. Within the cp.async tile's K loops (32 K tiles a CTA), as
+-- measured.
 local TMA_32 = { min_n = 8193, arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "tma", tile = "32x64x128",
                  warps = "1x4", stages = 6, split = 2, reduce = "cluster", producer = "wg" }
 -- Weights with a residual (sparse twins, see sparse_stages) where the

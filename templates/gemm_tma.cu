@@ -473,8 +473,8 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
          * it. A warp's lanes' cursor starts at its first tile of each piece.
          * A ring of blocks hands its places on in tile order: one warp. In
          * the room two: one warp's lookup, copies and arrival a tile paced
-         * the ring at one CTA an SM (its lookups cost the 128x128 tile 6-9
-         * points over dense, bench/results/2026-11-29-session49). (A branch
+         * the ring at one CTA an SM (H200: 0.99 of one warp's time, 0.95-0.97
+         * on the longest K loops; bench/results/2026-11-29-session50). (A branch
          * of its own: in one shared with the copies' thread ptxas keeps the
          * copies' loop counters per thread, not in uniform registers.) */
 //%   if p.rpieces > 0 then

@@ -60,8 +60,9 @@ static __device__ __forceinline__ uint2 ldg_rmask(const uint2 *p)
 
 /* A lane's walk along one 16-row block of the residual, its 64-k blocks
  * in order (each lookup's k64 at least the one before and within a word
- * of it: every pipe steps a lane by at most BK / 64 <= 4 of a word's 32 k
- * blocks): the rmask entry of its current word (e), the entry of the word
+ * of it: every pipe steps a lane by at most 4 of a word's 32 k blocks, a
+ * tile's BK / 64 or, on the TMA room's two residual warps, two tiles'
+ * BK / 64 <= 2): the rmask entry of its current word (e), the entry of the word
  * after it (next, requested ahead; zero past the row block), where that
  * one lies (at) and how many words of the row block follow it (left), the
  * k64 that leaves the current word (end; past every k64 where the lane
