@@ -15,7 +15,7 @@ local D = {}
 -- bn, lo, hi }: the bucket's tokens (max_m) and N in tiles of bm x bn make
 -- more than lo and at most hi waves of one tile an SM; min_kloop /
 -- max_kloop: at least / at most this many K tiles per CTA at the split
--- chosen; sparse: only for weights that carry a residual; no_fold: not for
+-- chosen; max_split: split = "auto" takes at most this; sparse: only for weights that carry a residual; no_fold: not for
 -- schemes that rescale per group in the K loop).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
@@ -298,14 +298,55 @@ end
 local DECODE_8 = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
 local DECODE_16 = { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
 local DECODE_16_8W = { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 4, split = 1, pipe = "decode" }
+-- The few-token buckets (M <= 16) past 8192 rows, dense: the 16x64 tile,
+-- its split and its pipe by how the grid fills the SMs. H200, GEMM alone
+-- and model steps (qjit bench --layers: one graph, each GEMM started under
+-- the one before it by the launch trigger), LQQ at M = 1 / 8 / 16
+-- (bench/results/2026-11-29-session51, c1-c5; T = N / 64 tiles of 64 rows):
+--   The TMA tile (8 stages, a producer warpgroup, three CTAs an SM) at
+--   split 2 in a cluster where that fills one wave to 80..100 % (T / SMs in
+--   1.2..1.5): alone 12288x4096 14.5-15.4 against 15.2-15.3 us, 10240x8192
+--   20.9-21.6 against 22.1-22.3, 11008x4096 13.8-14.1 against 14.5-14.7 (the
+--   scheme with a per-group rescale: 0.95-1.02); steps of one shape
+--   (64 layers) 561 against 613 us, 697 / 644 against 724 / 727 (48), 521
+--   against 591. A wave and a bit loses: 14336x4096 (448 CTAs) 18.4-18.9
+--   against 16.5, 13824x5120 20.9-21.3 against 18.6, 16384x8192 31.3-33.9
+--   against 28.2. (Llama-2-7B's step, where the 12288x4096 kernel is
+--   followed by a decode-pipe one, is 0.7 % slower with it: 1159 against
+--   1151 us at M = 1.)
+--   The same TMA tile where the multistage tile would make more than six
+--   CTAs an SM even at split 1 (T / SMs > 6): 57344x8192 73.0-81.5 against
+--   93.6-98.9 us at split 1 (the M <= 8 bucket's split) and 78.4 at split 2
+--   (M = 9..16); its step (16 layers) 1096 / 973 / 987 against 1294 / 1327 /
+--   1092 us at M = 1 / 4 / 16.
+--   At M = 9..16 the split of the M <= 8 bucket (the thin tiles' rule, at
+--   most 2) instead of a fixed 2: 28672x4096 25.4 against 32.5 us (step
+--   1098 against 1541), 28672x8192 41.9 / 57.6, 27648x5120 29.7 / 37.5,
+--   37888x3584 32.4 / 37.2. Not more split than that rule at M <= 8 either:
+--   22016x4096 at split 2 (688 CTAs) is 0.99 of split 1 alone but 1.12 in
+--   its step (980 against 875 us): there the next GEMM starts on the SMs
+--   this one leaves, and a split's extra CTAs and partials buy less than
+--   they cost (as session 25 found at M = 64). The split-4 grids were no
+--   faster alone anywhere.
+local FEW_TMA = { min_n = 8193, arch = "sm_90a", k_multiple = 128, pipe = "tma", tile = "16x64x128", warps = "1x4",
+                  stages = 8, split = 2, reduce = "cluster", producer = "wg" }
+local function few_tma(lo, hi)
+  local t = copy(FEW_TMA)
+  t.ragged = { bm = 16, bn = 64, lo = lo, hi = hi }
+  return t
+end
+local FEW_WIDE = { min_n = 8193, arch = "sm_90a", tile = "16x64x128", warps = "1x4", stages = 4, split = "auto",
+                   max_split = 2 }
 -- actq=fused (one launch per forward, the GEMM quantizing its own tokens)
 -- is a variant field the table does not use: it measured slower than the
 -- activation kernel + GEMM pair (bench/results/2026-11-22-fused-h100).
 D.BUCKETS = {
   { max_m = 8,   tile = "16x64x128",  warps = "1x4", stages = 4, split = "auto",
-    alts = { DECODE_8, sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193) } },
+    alts = { DECODE_8, sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193), few_tma(1.2, 1.5),
+             few_tma(6, math.huge) } },
   { max_m = 16,  tile = "16x64x128",  warps = "1x4", stages = 4, split = 2,
-    alts = { sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193), DECODE_16, DECODE_16_8W } },
+    alts = { sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193), DECODE_16, DECODE_16_8W, few_tma(1.2, 1.5),
+             few_tma(6, math.huge), FEW_WIDE } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
     alts = { sparse_tma(32, 8, nil, 8192), sparse_tma(32, 8, 8193, nil, 1), narrow(32), TMA_32,
              { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
@@ -456,7 +497,7 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   local cap = math.max(1, K // (8 * bm))
   local function grow(fits)
     local s = 1
-    while s < D.MAX_SPLIT and s * 2 <= cap and fits(s * 2) and ktiles // (s * 2) >= D.MIN_KTILES do s = s * 2 end
+    while s < (v.max_split or D.MAX_SPLIT) and s * 2 <= cap and fits(s * 2) and ktiles // (s * 2) >= D.MIN_KTILES do s = s * 2 end
     return s
   end
   local ow = v.one_wave

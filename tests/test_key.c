@@ -1695,9 +1695,14 @@ START_TEST(sparse_layer_plans)
                 ck_assert_ptr_nonnull(strstr(sk, strstr(at, "split=2;") ? "reduce=cluster;" : "reduce=global;"));
                 ck_assert_msg(strstr(sk, at), "%s: want %s", sk, at);
                 /* dense: another pipe, or past 8192 rows at M <= 32 its
-                 * 32-token tile at split 2 and 6 stages */
+                 * 32-token tile at split 2 and 6 stages, at M <= 16 the
+                 * 16-token tile of the multistage pipe or of the TMA pipe
+                 * at split 2 and 8 stages */
                 if (max_m == 32 && shapes[i][0] > 8192)
                     ck_assert_ptr_nonnull(strstr(dk, "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=6;"));
+                else if (shapes[i][0] > 8192)
+                    ck_assert_msg(strstr(dk, "tile=16x64x128;") && (strstr(dk, "pipe=multistage;") ||
+                                  strstr(dk, "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;")), "%s", dk);
                 else
                     ck_assert_ptr_null(strstr(dk, "pipe=tma;"));
                 few++;
@@ -1987,8 +1992,12 @@ START_TEST(dispatch_narrow_tiles_for_4096_wide_layers)
 END_TEST
 
 /* The few-token buckets (bench/results/2026-11-23-session11-h100): at
- * M <= 16 a 16-token tile at split 2 where the decode pipe does not take
- * the layer; at M <= 32 the 32x64 cluster tile while a CTA's K loop is at
+ * M <= 16 a 16-token tile where the decode pipe does not take the layer,
+ * past 8192 rows by how its grid fills the SMs (bench/results/
+ * 2026-11-29-session51: the TMA tile at split 2 where that fills one wave
+ * of three an SM to 80..100 % or where the multistage tile would make more
+ * than six an SM at split 1, else the multistage tile at the thin tiles'
+ * split, at most 2, at M = 9..16 as at M <= 8); at M <= 32 the 32x64 cluster tile while a CTA's K loop is at
  * most 32 tiles (past 8192 rows the TMA pipe's, with a producer warpgroup,
  * at 6 stages: bench/results/2026-11-29-session50; up to them the cp.async
  * warpgroup tile), the multistage tile past that. Every 4-bit scheme, the
@@ -1999,8 +2008,27 @@ START_TEST(dispatch_few_token_tiles)
     char is[8][512], lqq[8][512];
     scheme_plan_keys(ctx, "w4a8-is", "57344", "8192", is);
     plan_keys(ctx, "57344", "8192", lqq);
-    ck_assert_ptr_nonnull(strstr(lqq[1], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128"));
+    /* 896 tiles of 64 rows: more than six an SM at split 1 */
+    for (int i = 0; i < 2; i++)
+        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=16x64x128"));
     ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=6;tile=32x64x128"));
+    /* 192 tiles: 384 CTAs at split 2, 97 % of one wave at three an SM */
+    plan_keys(ctx, "12288", "4096", lqq);
+    for (int i = 0; i < 2; i++)
+        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=16x64x128"));
+    /* 224 tiles: a wave and an eighth at split 2 on the TMA tile; the
+     * multistage tile at split 2 (448 < 4 x 132) */
+    plan_keys(ctx, "14336", "4096", lqq);
+    for (int i = 0; i < 2; i++)
+        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128"));
+    /* 448 tiles: split 1 (896 > 4 x 132), at M = 9..16 too */
+    plan_keys(ctx, "28672", "4096", lqq);
+    for (int i = 0; i < 2; i++)
+        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=16x64x128"));
+    /* 344 tiles: split 1 at M = 9..16 too (688 > 4 x 132) */
+    plan_keys(ctx, "22016", "4096", lqq);
+    for (int i = 0; i < 2; i++)
+        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=16x64x128"));
     plan_keys(ctx, "8192", "8192", lqq);
     ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
     plan_keys(ctx, "57344", "8192", lqq);
