@@ -15,8 +15,9 @@ local D = {}
 -- bn, lo, hi }: the bucket's tokens (max_m) and N in tiles of bm x bn make
 -- more than lo and at most hi waves of one tile an SM; min_kloop /
 -- max_kloop: at least / at most this many K tiles per CTA at the split
--- chosen; max_split: split = "auto" takes at most this; sparse: only for weights that carry a residual; no_fold: not for
--- schemes that rescale per group in the K loop).
+-- chosen; max_split: split = "auto" takes at most this; sparse: only for
+-- weights that carry a residual; no_fold: not for schemes that rescale per
+-- group in the K loop).
 -- Measured on the H100:
 --   decode pipe (bench/results/2026-11-22-decode-h100): weights streamed into
 --   registers win on narrow layers -- M <= 8 at N <= 4096 (4096x4096: 11.9
@@ -301,8 +302,9 @@ local DECODE_16_8W = { max_n = 8192, tile = "16x32x64", warps = "1x8", stages = 
 -- The few-token buckets (M <= 16) past 8192 rows, dense: the 16x64 tile,
 -- its split and its pipe by how the grid fills the SMs. H200, GEMM alone
 -- and model steps (qjit bench --layers: one graph, each GEMM started under
--- the one before it by the launch trigger), LQQ at M = 1 / 8 / 16
--- (bench/results/2026-11-29-session51, c1-c5; T = N / 64 tiles of 64 rows):
+-- the one before it by the launch trigger), the default scheme at M = 1 /
+-- 8 / 16 (bench/results/2026-11-29-session51, c1-c5; T = N / 64 tiles of
+-- 64 rows):
 --   The TMA tile (8 stages, a producer warpgroup, three CTAs an SM) at
 --   split 2 in a cluster where that fills one wave to 80..100 % (T / SMs in
 --   1.2..1.5): alone 12288x4096 14.5-15.4 against 15.2-15.3 us, 10240x8192
@@ -496,8 +498,8 @@ local function choose_split(v, max_m, bm, bn, bk, N, K, sms)
   -- the tile's 4-bit weights (BN x K / 2 bytes): split <= K / (8 BM).
   local cap = math.max(1, K // (8 * bm))
   local function grow(fits)
-    local s = 1
-    while s < (v.max_split or D.MAX_SPLIT) and s * 2 <= cap and fits(s * 2) and ktiles // (s * 2) >= D.MIN_KTILES do s = s * 2 end
+    local s, most = 1, v.max_split or D.MAX_SPLIT
+    while s < most and s * 2 <= cap and fits(s * 2) and ktiles // (s * 2) >= D.MIN_KTILES do s = s * 2 end
     return s
   end
   local ow = v.one_wave
