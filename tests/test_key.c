@@ -2007,28 +2007,24 @@ START_TEST(dispatch_few_token_tiles)
     qjit_context *ctx = make_ctx();
     char is[8][512], lqq[8][512];
     scheme_plan_keys(ctx, "w4a8-is", "57344", "8192", is);
+    static const char TMA16[] = "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=16x64x128",
+                      MS16_2[] = "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128",
+                      MS16_1[] = "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=16x64x128";
+    /* N, K, the M <= 8 and M <= 16 buckets' key, why: 896 tiles of 64 rows
+     * are more than six an SM at split 1; 192 make 384 CTAs at split 2, 97 %
+     * of one wave at three an SM; 224 a wave and an eighth at split 2 on the
+     * TMA tile, so the multistage tile at split 2 (448 < 4 x 132); 448 and
+     * 344 split 1 (896, 688 > 4 x 132), at M = 9..16 too. */
+    static const struct { const char *N, *K, *want; } few[] = {
+        {"57344", "8192", TMA16}, {"12288", "4096", TMA16}, {"14336", "4096", MS16_2},
+        {"28672", "4096", MS16_1}, {"22016", "4096", MS16_1}};
+    for (size_t f = 0; f < sizeof few / sizeof few[0]; f++) {
+        plan_keys(ctx, few[f].N, few[f].K, lqq);
+        for (int i = 0; i < 2; i++)
+            ck_assert_msg(strstr(lqq[i], few[f].want), "%sx%s bucket %d: %s", few[f].N, few[f].K, i, lqq[i]);
+    }
     plan_keys(ctx, "57344", "8192", lqq);
-    /* 896 tiles of 64 rows: more than six an SM at split 1 */
-    for (int i = 0; i < 2; i++)
-        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=16x64x128"));
     ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=6;tile=32x64x128"));
-    /* 192 tiles: 384 CTAs at split 2, 97 % of one wave at three an SM */
-    plan_keys(ctx, "12288", "4096", lqq);
-    for (int i = 0; i < 2; i++)
-        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=tma;producer=wg;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=16x64x128"));
-    /* 224 tiles: a wave and an eighth at split 2 on the TMA tile; the
-     * multistage tile at split 2 (448 < 4 x 132) */
-    plan_keys(ctx, "14336", "4096", lqq);
-    for (int i = 0; i < 2; i++)
-        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=2;stages=4;tile=16x64x128"));
-    /* 448 tiles: split 1 (896 > 4 x 132), at M = 9..16 too */
-    plan_keys(ctx, "28672", "4096", lqq);
-    for (int i = 0; i < 2; i++)
-        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=16x64x128"));
-    /* 344 tiles: split 1 at M = 9..16 too (688 > 4 x 132) */
-    plan_keys(ctx, "22016", "4096", lqq);
-    for (int i = 0; i < 2; i++)
-        ck_assert_ptr_nonnull(strstr(lqq[i], "pipe=multistage;reduce=global;scheme=w4a8-lqq;split=1;stages=4;tile=16x64x128"));
     plan_keys(ctx, "8192", "8192", lqq);
     ck_assert_ptr_nonnull(strstr(lqq[2], "pipe=wgmma;reduce=cluster;scheme=w4a8-lqq;split=2;stages=8;tile=32x64x128"));
     plan_keys(ctx, "57344", "8192", lqq);
