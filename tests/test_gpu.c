@@ -1534,13 +1534,19 @@ START_TEST(tuning_a_layer_end_to_end)
     printf("tuned 512x1024: %d candidates, %d buckets, %.3fx over the table\n", r.candidates, r.nbuckets, r.speedup);
     for (int i = 0; i < r.npoints; i++) {
         ck_assert_int_eq(r.points[i].M, ms[i]);
+        ck_assert_int_eq(qjit_linear_variant(f.lin, ms[i], table, sizeof table), QJIT_OK);
+        ck_assert(r.points[i].tuned_us > 0 && r.points[i].static_us > 0);
         /* The buckets are timed again as the record runs them, apart from
-         * the table's timing: a point may come out a little slower by noise
-         * (the tuner gives a point its own bucket only past 1 %), never by
-         * what a worse kernel costs. */
-        ck_assert_msg(r.points[i].tuned_us > 0 && r.points[i].tuned_us <= 1.05 * r.points[i].static_us,
-                      "M = %lld: tuned %.2f us, table %.2f us", (long long)ms[i], r.points[i].tuned_us,
-                      r.points[i].static_us);
+         * the table's timing: a point that runs a kernel other than the
+         * table's may come out a little slower by noise (the tuner gives a
+         * point its own bucket only past 1 %), never by what a worse kernel
+         * costs. Where the record runs the table's own kernel the two times
+         * differ by noise alone (on a GPU shared with other test lanes, by
+         * 10 % and more at a few microseconds), so they are not compared. */
+        if (strcmp(r.buckets[r.points[i].bucket].key, table) != 0)
+            ck_assert_msg(r.points[i].tuned_us <= 1.05 * r.points[i].static_us,
+                          "M = %lld: tuned %.2f us (%s), table %.2f us (%s)", (long long)ms[i],
+                          r.points[i].tuned_us, r.buckets[r.points[i].bucket].key, r.points[i].static_us, table);
     }
     ck_assert_msg(qjit_linear_create(ctx, f.blob, f.bytes, NULL, &lin) == QJIT_OK, "%s", qjit_last_error(ctx));
     for (int i = 0; i < r.npoints; i++) {
@@ -1922,51 +1928,88 @@ START_TEST(variant_for_another_arch_is_refused)
 }
 END_TEST
 
+/* QJIT_TEST_SHARD=I/N: this process runs the I-th (from 0) of N shares of
+ * every case -- a loop test's iterations cut in N even runs, the single
+ * tests dealt in turn -- so that one long case runs as N processes at once
+ * (bench/gpu-lanes.sh). */
+static int shard_i, shard_n = 1, shard_dealt;
+
+static void shard_init(void)
+{
+    const char *env = getenv("QJIT_TEST_SHARD");
+    if (!env || !*env)
+        return;
+    int i, n, used = 0;
+    if (sscanf(env, "%d/%d%n", &i, &n, &used) != 2 || env[used] || n < 1 || i < 0 || i >= n) {
+        fprintf(stderr, "QJIT_TEST_SHARD=%s: want I/N with 0 <= I < N (e.g. 0/4)\n", env);
+        exit(2);
+    }
+    shard_i = i;
+    shard_n = n;
+    printf("shard %d of %d\n", i, n);
+}
+
+static void add_loop(TCase *tc, const TTest *t, int start, int end)
+{
+    const int64_t span = end - start;
+    const int lo = start + (int)(span * shard_i / shard_n), hi = start + (int)(span * (shard_i + 1) / shard_n);
+    if (lo < hi)
+        tcase_add_loop_test(tc, t, lo, hi);
+}
+
+static void add_one(TCase *tc, const TTest *t)
+{
+    if (shard_dealt++ % shard_n == shard_i)
+        tcase_add_test(tc, t);
+}
+
 Suite *qjit_test_suite(void)
 {
     /* Cases that can run as separate processes at once (CK_RUN_CASE): on a
      * GPU machine with many cores the suite's CPU references and compiles
      * then overlap. */
+    shard_init();
     Suite *s = suite_create("gpu");
     TCase *llama = tcase_create("llama"), *odd = tcase_create("odd"), *pipes_a = tcase_create("pipes_a");
     TCase *pipes_b = tcase_create("pipes_b"), *misc = tcase_create("misc"), *sparse = tcase_create("sparse");
     TCase *sparse_llama = tcase_create("sparse_llama"), *w4ax = tcase_create("w4ax");
     TCase *int4_mma = tcase_create("int4_mma"), *w4axs = tcase_create("w4axs"), *bf16 = tcase_create("bf16");
     TCase *bias = tcase_create("bias"), *tuning = tcase_create("tuning"), *sk = tcase_create("sk");
-    tcase_add_loop_test(llama, llama_layers_bit_exact, 0, 15);
-    tcase_add_loop_test(odd, odd_shapes_bit_exact, 0, NSG * NODD);
-    tcase_add_loop_test(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
-    tcase_add_loop_test(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);
-    tcase_add_loop_test(pipes_b, persistent_tiles_bit_exact, 0, NSG * NPERSIST);
-    tcase_add_loop_test(sk, split_last_wave_bit_exact, 0, NSG * NSK * NSK_LAYERS);
-    tcase_add_loop_test(sparse, sparse_every_pipeline_bit_exact, 0, NSPARSE * NSPIPES);
-    tcase_add_loop_test(sparse_llama, sparse_llama_layers_bit_exact, 0, 3);
-    tcase_add_test(misc, integer_scale_near_the_bound);
-    tcase_add_loop_test(misc, one_part_activation_kernels_bit_exact, 0, 5);
-    tcase_add_test(misc, bad_forward_input_changes_nothing);
-    tcase_add_test(misc, concurrent_forward_calls);
-    tcase_add_test(misc, workspace_growth_under_capture);
-    tcase_add_test(misc, forced_variant);
-    tcase_add_test(tuning, tuning_record_takes_the_table_place);
-    tcase_add_test(tuning, tuning_a_layer_end_to_end);
-    tcase_add_test(misc, fused_quantization);
-    tcase_add_test(misc, variant_for_another_arch_is_refused);
-    tcase_add_test(misc, failed_allocations_in_create_and_forward);
-    tcase_add_loop_test(w4ax, w4ax_activation_kernel_bit_exact, 0, 4);
-    tcase_add_loop_test(w4ax, w4ax_layers_bit_exact, 0, 5);
-    tcase_add_loop_test(w4ax, w4ax_every_pipeline_bit_exact, 0, 4 * NW4AX_PIPES);
-    tcase_add_loop_test(int4_mma, int4_mma_bit_exact, 0, NS4_SHAPES * NS4_PIPES);
-    tcase_add_test(int4_mma, int4_mma_llama_layer);
-    tcase_add_loop_test(w4axs, w4axs_activation_kernel_bit_exact, 0, 4);
-    tcase_add_loop_test(w4axs, w4axs_layers_bit_exact, 0, 5);
-    tcase_add_loop_test(w4axs, w4axs_every_pipeline_bit_exact, 0, 4 * NW4AXS_PIPES);
-    tcase_add_test(bf16, bf16_options_are_checked);
-    tcase_add_loop_test(bf16, bf16_layers_bit_exact, 0, NSG + 2);
-    tcase_add_loop_test(bf16, bf16_every_pipeline_bit_exact, 0, NSG * NPIPES);
-    tcase_add_loop_test(bias, bias_layers_bit_exact, 0, NSG + 2);
-    tcase_add_loop_test(bias, bias_every_pipeline_bit_exact, 0, NPIPES);
+    TCase *oom = tcase_create("oom");   /* every allocation refused in turn: minutes a scheme */
+    add_loop(llama, llama_layers_bit_exact, 0, 15);
+    add_loop(odd, odd_shapes_bit_exact, 0, NSG * NODD);
+    add_loop(pipes_a, every_pipeline_bit_exact, 0, NSG * NPIPES / 2);
+    add_loop(pipes_b, every_pipeline_bit_exact, NSG * NPIPES / 2, NSG * NPIPES);
+    add_loop(pipes_b, persistent_tiles_bit_exact, 0, NSG * NPERSIST);
+    add_loop(sk, split_last_wave_bit_exact, 0, NSG * NSK * NSK_LAYERS);
+    add_loop(sparse, sparse_every_pipeline_bit_exact, 0, NSPARSE * NSPIPES);
+    add_loop(sparse_llama, sparse_llama_layers_bit_exact, 0, 3);
+    add_one(misc, integer_scale_near_the_bound);
+    add_loop(misc, one_part_activation_kernels_bit_exact, 0, 5);
+    add_one(misc, bad_forward_input_changes_nothing);
+    add_one(misc, concurrent_forward_calls);
+    add_one(misc, workspace_growth_under_capture);
+    add_one(misc, forced_variant);
+    add_one(tuning, tuning_record_takes_the_table_place);
+    add_one(tuning, tuning_a_layer_end_to_end);
+    add_one(misc, fused_quantization);
+    add_one(misc, variant_for_another_arch_is_refused);
+    add_one(oom, failed_allocations_in_create_and_forward);
+    add_loop(w4ax, w4ax_activation_kernel_bit_exact, 0, 4);
+    add_loop(w4ax, w4ax_layers_bit_exact, 0, 5);
+    add_loop(w4ax, w4ax_every_pipeline_bit_exact, 0, 4 * NW4AX_PIPES);
+    add_loop(int4_mma, int4_mma_bit_exact, 0, NS4_SHAPES * NS4_PIPES);
+    add_one(int4_mma, int4_mma_llama_layer);
+    add_loop(w4axs, w4axs_activation_kernel_bit_exact, 0, 4);
+    add_loop(w4axs, w4axs_layers_bit_exact, 0, 5);
+    add_loop(w4axs, w4axs_every_pipeline_bit_exact, 0, 4 * NW4AXS_PIPES);
+    add_one(bf16, bf16_options_are_checked);
+    add_loop(bf16, bf16_layers_bit_exact, 0, NSG + 2);
+    add_loop(bf16, bf16_every_pipeline_bit_exact, 0, NSG * NPIPES);
+    add_loop(bias, bias_layers_bit_exact, 0, NSG + 2);
+    add_loop(bias, bias_every_pipeline_bit_exact, 0, NPIPES);
     TCase *all[] = {llama, odd, pipes_a, pipes_b, misc, sparse, sparse_llama, w4ax, int4_mma, w4axs, bf16, bias, tuning,
-                    sk};
+                    sk, oom};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         tcase_set_timeout(all[i], 600);
         qt_add(s, all[i], 1);
