@@ -290,11 +290,26 @@ local TMA_32 = { min_n = 8193, arch = "sm_90a", k_multiple = 128, max_kloop = 32
 -- At split 2 in a cluster: 21.6, 29.8, 36.9, 34.4, 55.1, 97.6; 20.2, 28.7.
 -- Each CTA then runs the whole K loop: measured up to K = 8192 (64 K
 -- tiles), so `max_kloop`.
+-- Past 8192 rows at M = 17..32 the 32-token tile at split 2 and 6 stages
+-- runs three CTAs an SM with the residual's blocks in a ring of 32 places
+-- (rpieces) where the room would hold two: where its grid is one wave at
+-- three (N / 64 tiles at most 1.5 SMs' worth) it beats the split-1 tile
+-- (H200, GEMM alone, M = 32, rho 0.05 / 0.1, dense in brackets; bench/
+-- results/2026-11-29-session52, c2): 10240x8192 25.4 / 25.9 against 29.6 /
+-- 31.1 us (23.1), 11008x4096 17.5 / 17.8 against 18.9 / 19.1 (16.0),
+-- 12288x4096 17.7 / 18.1 against 19.1 / 19.3 (16.6). Past one wave it
+-- loses: 14336x4096 24.9 against 19.6, 16384x8192 40.2 against 32.8,
+-- 28672x4096 35.9 against 32.9. (At M <= 16 the 16-token tile with the
+-- same ring at 8 stages lost to the room's 6 by 4-8 % on all eight
+-- layers.)
 local function sparse_tma(bm, stages, min_n, max_n, split)
   return { sparse = true, min_n = min_n, max_n = max_n, arch = "sm_90a", k_multiple = 128, pipe = "tma",
            tile = bm .. "x64x128", warps = "1x4", stages = stages, split = split or 2, reduce = "cluster",
            producer = "wg", max_kloop = split == 1 and 64 or nil }
 end
+local SPARSE_32_RING = sparse_tma(32, 6, 8193)
+SPARSE_32_RING.rpieces = 32
+SPARSE_32_RING.ragged = { bm = 32, bn = 64, lo = 0, hi = 1.5 }
 -- The decode pipe's tiles (gemm_decode.lua) at M <= 8 and M <= 16.
 local DECODE_8 = { max_n = 4096, tile = "8x16x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
 local DECODE_16 = { max_n = 4096, tile = "16x32x64", warps = "1x16", stages = 4, split = 1, pipe = "decode" }
@@ -350,7 +365,7 @@ D.BUCKETS = {
     alts = { sparse_tma(16, 8, nil, 8192), sparse_tma(16, 6, 8193), DECODE_16, DECODE_16_8W, few_tma(1.2, 1.5),
              few_tma(6, math.huge), FEW_WIDE } },
   { max_m = 32,  tile = "32x128x128", warps = "1x4", stages = 4, split = "auto",
-    alts = { sparse_tma(32, 8, nil, 8192), sparse_tma(32, 8, 8193, nil, 1), narrow(32), TMA_32,
+    alts = { sparse_tma(32, 8, nil, 8192), SPARSE_32_RING, sparse_tma(32, 8, 8193, nil, 1), narrow(32), TMA_32,
              { arch = "sm_90a", k_multiple = 128, max_kloop = 32, pipe = "wgmma", tile = "32x64x128", warps = "1x4",
                stages = 8, split = 2, reduce = "cluster" } } },
   { max_m = 64,  tile = "64x128x128", warps = "1x4", stages = 3, split = "auto",
@@ -652,7 +667,7 @@ local function gemm_key(scheme, group, b, N, K, arch, sms, res)
             .. ((L.unsigned_mma and (pipe == "tma" or pipe == "wgmma")) and ";wu8=1" or "")
   if not res then return key end
   -- A kernel the table names for sparse weights only runs as measured.
-  if v.sparse then return key .. res.fields end
+  if v.sparse then return key .. res.fields .. (v.rpieces and ";rpieces=" .. v.rpieces or "") end
   local ctas = b.max_m > 0 and math.ceil(N / bn) * math.ceil(b.max_m / bm) * split or nil
   local sparse = key .. res.fields
   local room = sparse_stages(sparse, key, per_sm, stages, arch, ctas, sms)

@@ -1668,7 +1668,9 @@ START_TEST(sparse_layer_plans)
      * cluster, at M <= 16 (but M <= 8 up to 4096 rows, the decode twin; 8
      * stages up to 8192 rows, 6 past them) and at M <= 32 up to 8192 rows
      * (at 8 stages); at M <= 32 past 8192 rows the 32-token tile at split 1
-     * and 8 stages. */
+     * and 8 stages, or where its grid at split 2 is one wave at three CTAs
+     * an SM (N / 64 at most 1.5 x 132: 12288x4096, 10240x8192) at split 2
+     * and 6 stages with the residual's blocks in a ring of 32 places. */
     static const int64_t shapes[][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
                                         {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
     int fewer = 0, total = 0, producers = 0, persistent = 0, few = 0, rings = 0, waved = 0;
@@ -1687,8 +1689,11 @@ START_TEST(sparse_layer_plans)
             const char *dk = dense.buckets[b].gemm.key, *sk = sparse.buckets[b].gemm.key;
             const int max_m = dense.buckets[b].max_m;
             if ((max_m == 8 && shapes[i][0] > 4096) || max_m == 16 || max_m == 32) {
-                const char *at = max_m == 32 ? (shapes[i][0] <= 8192 ? "split=2;stages=8;" : "split=1;stages=8;")
+                const int ring = max_m == 32 && shapes[i][0] > 8192 && shapes[i][0] / 64 * 2 <= 132 * 3;
+                const char *at = max_m == 32 ? (shapes[i][0] <= 8192 ? "split=2;stages=8;"
+                                                : ring ? "split=2;stages=6;" : "split=1;stages=8;")
                                              : (shapes[i][0] <= 8192 ? "split=2;stages=8;" : "split=2;stages=6;");
+                ck_assert_msg((strstr(sk, ";rpieces=32;") != NULL) == ring, "%s", sk);
                 printf("%lldx%lld M <= %d: %s\n", (long long)shapes[i][0], (long long)shapes[i][1], max_m, sk);
                 ck_assert_ptr_nonnull(strstr(sk, "pipe=tma;producer=wg;"));
                 ck_assert_ptr_nonnull(strstr(sk, max_m == 32 ? "tile=32x64x128;" : "tile=16x64x128;"));
