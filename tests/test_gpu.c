@@ -1929,9 +1929,10 @@ START_TEST(variant_for_another_arch_is_refused)
 END_TEST
 
 /* QJIT_TEST_SHARD=I/N: this process runs the I-th (from 0) of N shares of
- * every case -- a loop test's iterations cut in N even runs, the single
- * tests dealt in turn -- so that one long case runs as N processes at once
- * (bench/gpu-lanes.sh). */
+ * every case -- a loop test's iterations and the single tests dealt in
+ * turn (the loops run scheme by scheme: dealt, a share of one scheme's
+ * iterations is a share of its work) -- so that one long case runs as N
+ * processes at once (bench/gpu-lanes.sh). */
 static int shard_i, shard_n = 1, shard_dealt;
 
 static void shard_init(void)
@@ -1951,10 +1952,12 @@ static void shard_init(void)
 
 static void add_loop(TCase *tc, const TTest *t, int start, int end)
 {
-    const int64_t span = end - start;
-    const int lo = start + (int)(span * shard_i / shard_n), hi = start + (int)(span * (shard_i + 1) / shard_n);
-    if (lo < hi)
-        tcase_add_loop_test(tc, t, lo, hi);
+    if (shard_n == 1) {
+        tcase_add_loop_test(tc, t, start, end);
+        return;
+    }
+    for (int i = start + shard_i; i < end; i += shard_n)
+        tcase_add_loop_test(tc, t, i, i + 1);
 }
 
 static void add_one(TCase *tc, const TTest *t)
