@@ -1,5 +1,5 @@
 //% -- lib/split_k.cu -- split-K fix-up inside a kernel, after its main loop: the
-//% -- thread's ACC_REGS accumulators, ACC(q) the q-th in register order, ACC_ML(q)
+//% -- thread's ACC_REGS accumulators (a multiple of 4), ACC(q) the q-th in register order, ACC_ML(q)
 //% -- its tile row. reduce=global: through INT32 partials and arrival counters
 //% -- in the workspace; reduce=cluster: over distributed shared memory.
 //% -- sk=1 (a persistent kernel's loop over its work `u` of plan `wp`,
@@ -86,8 +86,9 @@
 //% end
     }
 //% elseif p.split > 1 then
-    /* Split-K: publish this slice's accumulators (in register order, so the
-     * stores and the loads below are coalesced), then count arrivals; only
+    /* Split-K: publish this slice's accumulators (in register order, four
+     * to a 16-byte store, so the stores and the loads below are coalesced
+     * and a quarter as many as one a register), then count arrivals; only
      * the last CTA of the tile goes on, adding the other slices exactly. */
 //% local parts = p.parts
     {
@@ -105,14 +106,15 @@
                 __stcg(mine + q * THREADS + tid, 0);
 //% else
 #pragma unroll
-        for (int q = 0; q < ACC_REGS; ++q)
-            __stcg(mine + q * THREADS + tid, ACC(q));
+        for (int q = 0; q < ACC_REGS; q += 4)
+            __stcg((int4 *)mine + (q / 4) * THREADS + tid, make_int4(ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3)));
 //% end
 //% if parts == 2 then
         /* The second part's sums after the first's. */
 #pragma unroll
-        for (int q = 0; q < ACC_REGS; ++q)
-            __stcg(mine + (ACC_REGS + q) * THREADS + tid, ACC2(q));
+        for (int q = 0; q < ACC_REGS; q += 4)
+            __stcg((int4 *)(mine + ACC_REGS * THREADS) + (q / 4) * THREADS + tid,
+                   make_int4(ACC2(q), ACC2(q + 1), ACC2(q + 2), ACC2(q + 3)));
 //% end
         __threadfence();
         __syncthreads();
@@ -127,26 +129,41 @@
         if (tid == 0)
             counters[tile] = 0u;
         __threadfence();
+        /* One slice at a time: this runs once a tile, and unrolled the
+         * slices' loads and adds made the kernel's code (and its compile)
+         * grow with the split. */
+#pragma unroll 1
         for (int z = 0; z < SPLIT; ++z) {
             if (z == (int)blockIdx.z)
                 continue;
             const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN * {{ parts }});
 //% if p.stash ~= 1 then
 #pragma unroll
-            for (int q = 0; q < ACC_REGS; ++q)
-                ACC(q) += __ldcg(other + q * THREADS + tid);
+            for (int q = 0; q < ACC_REGS; q += 4) {
+                const int4 v = __ldcg((const int4 *)other + (q / 4) * THREADS + tid);
+                ACC(q) += v.x;
+                ACC(q + 1) += v.y;
+                ACC(q + 2) += v.z;
+                ACC(q + 3) += v.w;
+            }
 //% end
 //% if parts == 2 then
 #pragma unroll
-            for (int q = 0; q < ACC_REGS; ++q)
-                ACC2(q) += __ldcg(other + (ACC_REGS + q) * THREADS + tid);
+            for (int q = 0; q < ACC_REGS; q += 4) {
+                const int4 v = __ldcg((const int4 *)(other + ACC_REGS * THREADS) + (q / 4) * THREADS + tid);
+                ACC2(q) += v.x;
+                ACC2(q + 1) += v.y;
+                ACC2(q + 2) += v.z;
+                ACC2(q + 3) += v.w;
+            }
 //% end
         }
     }
 //% elseif p.sk == 1 then
         if (u.sk >= 0) {
-            /* A slice of a split tile: publish its sums in register order
-             * (the stores and loads coalesce) in the CTA's slot, then count
+            /* A slice of a split tile: publish its sums in register order,
+             * four to a 16-byte store (the stores and loads coalesce, and
+             * there are a quarter as many), in the CTA's slot, then count
              * arrivals; the last of the tile's slices -- CTAs i, i + shared,
              * ... (lib/work.cu) -- adds the others' exactly and stores the
              * tile. No slice waits for another. */
@@ -154,8 +171,8 @@
             const int i = u.sk, c = (int)blockIdx.x;
             int *mine = partials + (size_t)c * (BM * BN);
 #pragma unroll
-            for (int q = 0; q < ACC_REGS; ++q)
-                __stcg(mine + q * THREADS + tid, ACC(q));
+            for (int q = 0; q < ACC_REGS; q += 4)
+                __stcg((int4 *)mine + (q / 4) * THREADS + tid, make_int4(ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3)));
             __threadfence();
             asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
             if (tid == 0)
@@ -173,8 +190,13 @@
                     continue;
                 const int *other = partials + (size_t)c2 * (BM * BN);
 #pragma unroll
-                for (int q = 0; q < ACC_REGS; ++q)
-                    ACC(q) += __ldcg(other + q * THREADS + tid);
+                for (int q = 0; q < ACC_REGS; q += 4) {
+                    const int4 v = __ldcg((const int4 *)other + (q / 4) * THREADS + tid);
+                    ACC(q) += v.x;
+                    ACC(q + 1) += v.y;
+                    ACC(q + 2) += v.z;
+                    ACC(q + 3) += v.w;
+                }
             }
         }
 //% end
