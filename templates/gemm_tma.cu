@@ -519,6 +519,12 @@ extern "C" __global__ void __launch_bounds__({{ p.threads }}{{ p.min_blocks > 0 
                                                {{ gmap and "gmap, " or "" }}n_cta, m_cta);
                     }
                     asm volatile("griddepcontrol.wait;\n" ::: "memory");
+                    /* The tokens of those stages: once a kernel, kept a
+                     * loop (unrolled, every tensor copy's issue loop was
+                     * copied; the weights' loop above stays unrolled:
+                     * rolled, its counters spill from the producer's
+                     * registers). */
+#pragma unroll 1
                     for (int s = 0; s < kt; ++s)
                         tma_stage<false, true>(smem_base + s * STAGE_BYTES, full0 + s * 8, kt_begin + s, xmap, wmap,
                                                {{ gmap and "gmap, " or "" }}n_cta, m_cta);
