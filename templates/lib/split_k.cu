@@ -95,6 +95,7 @@
         __shared__ unsigned last;
         const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
         int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN * {{ parts }});
+        static_assert(ACC_REGS % 4 == 0, "the partials go four registers to a 16-byte store");
 //% if p.stash == 1 then
         /* The INT8 part's sums went to the first plane at the part
          * boundary (lib/kt_loop.cu); a slice without INT8 tiles stores
@@ -170,6 +171,7 @@
             __shared__ unsigned sk_last;
             const int i = u.sk, c = (int)blockIdx.x;
             int *mine = partials + (size_t)c * (BM * BN);
+            static_assert(ACC_REGS % 4 == 0, "the partials go four registers to a 16-byte store");
 #pragma unroll
             for (int q = 0; q < ACC_REGS; q += 4)
                 __stcg((int4 *)mine + (q / 4) * THREADS + tid, make_int4(ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3)));
