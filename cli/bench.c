@@ -15,6 +15,7 @@
 #include "accuracy.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,18 @@ static const char usage[] =
     "that GEMM variant on every layer and M (rows marked *).\n";
 
 #define MAX_SCHEMES 7
+
+/* SIGINT / SIGTERM (Ctrl-C, timeout(1)) during the layers: no new point is
+ * started, and the table, summary and CSV / JSON of the points timed so far
+ * are written (without the cold-compile pass); a second signal ends the
+ * process at once. */
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig)
+{
+    g_stop = 1;
+    signal(sig, SIG_DFL);
+}
 
 typedef struct point {
     qjit_scheme scheme;
@@ -768,14 +781,13 @@ void *bench_quantize(bench *b, qjit_scheme scheme, const float *W, long long N, 
     return blob;
 }
 
-/* Quantizes the layer W (N x K) with `scheme`, then checks, times and
- * compares it at every M (with the dispatch table, or with `variant`
- * forced). si: the shape's index in the run. */
-static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long long N, long long K, int group,
-                      double rho, const uint16_t *calib, const char *variant, const long long *ms, int nms, int first,
+/* Checks, times and compares the layer `blob` (N x K, quantized with
+ * `scheme`) at every M (with the dispatch table, or with `variant` forced).
+ * si: the shape's index in the run. */
+static void run_layer(bench *b, qjit_scheme scheme, int si, const void *blob, size_t bytes, long long N, long long K,
+                      int group, double rho, const char *variant, const long long *ms, int nms, int first,
                       point *pts, int *npts, int *wrong, host_cost host[2], double *graph_us)
 {
-    size_t bytes = 0;
     qjit_linear *lin = NULL;
     qjit_linear_options lo;
     qjit_linear_options_init(&lo);
@@ -783,14 +795,10 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
     lo.variant = variant;
     lo.dtype = b->dtype;
     uint64_t seed = b->seed + (uint64_t)(N * 131 + K) + 7 * (uint64_t)scheme;
-    void *blob = bench_quantize(b, scheme, W, N, K, group, rho, calib, &bytes);
-    if (!blob)
-        return;
     qjit_status st = qjit_linear_create(b->ctx, blob, bytes, &lo, &lin);
     if (st) {
         fprintf(stderr, "qjit bench: %lldx%lld%s%s: %s: %s\n", N, K, variant ? " with " : "", variant ? variant : "",
                 qjit_status_name(st), qjit_last_error(b->ctx));
-        free(blob);
         return;
     }
     qjit_residual_info ri;
@@ -804,7 +812,7 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
     qjit_activation_info_init(&ai);
     qjit_weights_activation(b->ctx, blob, bytes, &ai);
     double floor_us = qb_floor_us((double)wi.payload_bytes, b->copy_gbs);
-    for (int mi = 0; mi < nms; mi++) {
+    for (int mi = 0; mi < nms && !g_stop; mi++) {
         long long M = ms[mi];
         point *p = &pts[*npts];
         memset(p, 0, sizeof *p);
@@ -860,7 +868,6 @@ static void run_layer(bench *b, qjit_scheme scheme, int si, const float *W, long
         b->d->MemFree(dY);
     }
     qjit_linear_destroy(lin);
-    free(blob);
 }
 
 /* A cold compile of `key` into the empty folder `dir`, timed by a child
@@ -1259,7 +1266,9 @@ int cmd_bench(int argc, char **argv)
     double graph_us = 0;
     printf("%-8s %3s %6s %6s %5s %9s %8s %7s %6s %9s %9s %9s %7s %6s %5s\n", "scheme", "g", "N", "K", "M", "qjit us",
            "tok us", "TOPS", "floor", "bf16 us", "int8 us", "fp8 us", "best x", "rows", "rho");
-    for (int s = 0; s < nshapes; s++) {
+    g_stop = 0;
+    void (*old_int)(int) = signal(SIGINT, on_stop), (*old_term)(int) = signal(SIGTERM, on_stop);
+    for (int s = 0; s < nshapes && !g_stop; s++) {
         float *W = bench_layer_weights(&b, shapes[s][0], shapes[s][1]);
         /* Calibration rows for the budgets' residual blocks and two-part layers' INT8 channels. */
         int need_calib = args.nsparsity > 1;
@@ -1270,20 +1279,31 @@ int cmd_bench(int argc, char **argv)
             fprintf(stderr, "qjit bench: out of host memory for the %lldx%lld layer\n", shapes[s][0], shapes[s][1]);
         else if (calib)
             qa_gen_calibration(calib, QA_CALIB_ROWS, shapes[s][1], b.seed + (uint64_t)s);
-        for (int c = 0; c < nschemes && W && (calib || !need_calib); c++) {
+        for (int c = 0; c < nschemes && W && (calib || !need_calib) && !g_stop; c++) {
             int group = cli_scheme_group(schemes[c], args.group, (const long long (*)[2])shapes, nshapes);
-            for (int r = 0; r < args.nsparsity; r++) {
+            for (int r = 0; r < args.nsparsity && !g_stop; r++) {
                 if (r > 0 && !takes_budget(b.ctx, schemes[c], group, shapes[s][0], shapes[s][1], args.sparsity[r]))
                     continue;
-                for (int v = -1; v < nvariants; v++)
-                    run_layer(&b, schemes[c], s, W, shapes[s][0], shapes[s][1], group, args.sparsity[r], calib,
+                /* Quantized once for the table's row and every forced
+                 * variant's (a sparse layer's block choice takes seconds). */
+                size_t bytes = 0;
+                void *blob = bench_quantize(&b, schemes[c], W, shapes[s][0], shapes[s][1], group, args.sparsity[r],
+                                            calib, &bytes);
+                for (int v = -1; v < nvariants && blob && !g_stop; v++)
+                    run_layer(&b, schemes[c], s, blob, bytes, shapes[s][0], shapes[s][1], group, args.sparsity[r],
                               v < 0 ? NULL : variants[v], ms, nms, c == 0 && s == 0 && r == 0, pts, &npts, &wrong,
                               host, &graph_us);
+                free(blob);
             }
         }
         free(W);
         free(calib);
     }
+    const int stopped = g_stop;
+    signal(SIGINT, old_int);
+    signal(SIGTERM, old_term);
+    if (stopped)
+        printf("\ninterrupted: the summary and files cover the %d point(s) timed before the signal\n", npts);
 
     /* Summary: per scheme, speedup over the best peer (geomean, minimum, per M). */
     double *sp = calloc((size_t)npts + 1, sizeof *sp);
@@ -1448,7 +1468,7 @@ int cmd_bench(int argc, char **argv)
             fclose(f);
         }
     }
-    if (!json_path)
+    if (!json_path && !stopped)
         compile_times(&b, pts, npts, arch, NULL);
     if (json_path) {
         FILE *f = fopen(json_path, "w");
@@ -1470,7 +1490,8 @@ int cmd_bench(int argc, char **argv)
                         pts[i].tops, pts[i].floor_frac, pts[i].peer_us[0], pts[i].peer_us[1], pts[i].peer_us[2], sp[i],
                         pts[i].key, pts[i].forced, pts[i].rho, pts[i].density, pts[i].tok_us, i + 1 < npts ? "," : "");
             fprintf(f, "],\n \"compile\": [\n");
-            compile_times(&b, pts, npts, arch, f);
+            if (!stopped)
+                compile_times(&b, pts, npts, arch, f);
             fprintf(f, "\n]}\n");
             fclose(f);
         }
