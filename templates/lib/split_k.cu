@@ -6,6 +6,24 @@
 //% -- lib/work.cu): a slice of a split tile (u.sk >= 0) leaves its sums in
 //% -- the workspace and, unless it is the tile's last slice to finish, goes
 //% -- on without the epilogue.
+//% if p.split > 1 and p.cluster == 1 or p.sk == 1 then
+#ifndef PARTIALS_STORE
+/* The thread's sums R(q) through the workspace in register order, four to a
+ * 16-byte store or load (the stores and loads coalesce). */
+#define PARTIALS_STORE(dst, R)                                                               \
+    _Pragma("unroll") for (int q = 0; q < ACC_REGS; q += 4)                                    \
+        __stcg((int4 *)(dst) + (q / 4) * THREADS + tid, make_int4(R(q), R(q + 1), R(q + 2), R(q + 3)))
+#define PARTIALS_ADD(src, R)                                                                 \
+    _Pragma("unroll") for (int q = 0; q < ACC_REGS; q += 4) {                                  \
+        const int4 v_ = __ldcg((const int4 *)(src) + (q / 4) * THREADS + tid);                   \
+        R(q) += v_.x;                                                                          \
+        R(q + 1) += v_.y;                                                                      \
+        R(q + 2) += v_.z;                                                                      \
+        R(q + 3) += v_.w;                                                                      \
+    }
+#endif
+    static_assert(ACC_REGS % 4 == 0, "the partials go four registers to a 16-byte store");
+//% end
 //% if p.split > 1 and p.cluster > 1 then
     /* Split-K inside the cluster, distributed: the SPLIT CTAs of this tile
      * (one per K slice; cluster rank = blockIdx.z) each own an even share of
@@ -95,7 +113,6 @@
         __shared__ unsigned last;
         const size_t tile = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
         int *mine = partials + (tile * SPLIT + blockIdx.z) * (size_t)(BM * BN * {{ parts }});
-        static_assert(ACC_REGS % 4 == 0, "the partials go four registers to a 16-byte store");
 //% if p.stash == 1 then
         /* The INT8 part's sums went to the first plane at the part
          * boundary (lib/kt_loop.cu); a slice without INT8 tiles stores
@@ -106,16 +123,11 @@
             for (int q = 0; q < ACC_REGS; ++q)
                 __stcg(mine + q * THREADS + tid, 0);
 //% else
-#pragma unroll
-        for (int q = 0; q < ACC_REGS; q += 4)
-            __stcg((int4 *)mine + (q / 4) * THREADS + tid, make_int4(ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3)));
+        PARTIALS_STORE(mine, ACC);
 //% end
 //% if parts == 2 then
         /* The second part's sums after the first's. */
-#pragma unroll
-        for (int q = 0; q < ACC_REGS; q += 4)
-            __stcg((int4 *)(mine + ACC_REGS * THREADS) + (q / 4) * THREADS + tid,
-                   make_int4(ACC2(q), ACC2(q + 1), ACC2(q + 2), ACC2(q + 3)));
+        PARTIALS_STORE(mine + ACC_REGS * THREADS, ACC2);
 //% end
         __threadfence();
         __syncthreads();
@@ -139,24 +151,10 @@
                 continue;
             const int *other = partials + (tile * SPLIT + z) * (size_t)(BM * BN * {{ parts }});
 //% if p.stash ~= 1 then
-#pragma unroll
-            for (int q = 0; q < ACC_REGS; q += 4) {
-                const int4 v = __ldcg((const int4 *)other + (q / 4) * THREADS + tid);
-                ACC(q) += v.x;
-                ACC(q + 1) += v.y;
-                ACC(q + 2) += v.z;
-                ACC(q + 3) += v.w;
-            }
+            PARTIALS_ADD(other, ACC);
 //% end
 //% if parts == 2 then
-#pragma unroll
-            for (int q = 0; q < ACC_REGS; q += 4) {
-                const int4 v = __ldcg((const int4 *)(other + ACC_REGS * THREADS) + (q / 4) * THREADS + tid);
-                ACC2(q) += v.x;
-                ACC2(q + 1) += v.y;
-                ACC2(q + 2) += v.z;
-                ACC2(q + 3) += v.w;
-            }
+            PARTIALS_ADD(other + ACC_REGS * THREADS, ACC2);
 //% end
         }
     }
@@ -171,10 +169,7 @@
             __shared__ unsigned sk_last;
             const int i = u.sk, c = (int)blockIdx.x;
             int *mine = partials + (size_t)c * (BM * BN);
-            static_assert(ACC_REGS % 4 == 0, "the partials go four registers to a 16-byte store");
-#pragma unroll
-            for (int q = 0; q < ACC_REGS; q += 4)
-                __stcg((int4 *)mine + (q / 4) * THREADS + tid, make_int4(ACC(q), ACC(q + 1), ACC(q + 2), ACC(q + 3)));
+            PARTIALS_STORE(mine, ACC);
             __threadfence();
             asm volatile("bar.sync 1, %0;\n" :: "n"(THREADS) : "memory");
             if (tid == 0)
@@ -191,14 +186,7 @@
                 if (c2 == c)
                     continue;
                 const int *other = partials + (size_t)c2 * (BM * BN);
-#pragma unroll
-                for (int q = 0; q < ACC_REGS; q += 4) {
-                    const int4 v = __ldcg((const int4 *)other + (q / 4) * THREADS + tid);
-                    ACC(q) += v.x;
-                    ACC(q + 1) += v.y;
-                    ACC(q + 2) += v.z;
-                    ACC(q + 3) += v.w;
-                }
+                PARTIALS_ADD(other, ACC);
             }
         }
 //% end
