@@ -9,7 +9,9 @@
 # call has a hard limit; the summary is written either way) and a lane that
 # would start with under 20 s left is recorded as not run (rc=notrun).
 # The longest cases run as several shares at once (QJIT_TEST_SHARD=I/N, lane
-# NAME.I). LANES=REGEX runs only the lanes whose names match (grep -E).
+# NAME.I). LANES=REGEX runs only the lanes whose names match (grep -E);
+# RERUN=FILE (an earlier gpu.txt) only those that did not pass in it (ran out
+# of time, were not run, failed or crashed).
 # Writes $OUT/gpu.txt (a line a lane: exit status, exact checks, Check's
 # summary, the first failures) and $OUT/gpu-all.txt (every lane's log).
 set -uo pipefail
@@ -19,6 +21,12 @@ at_once=${1:-14}
 secs=${2:-500}
 deadline=$(( $(date +%s) + ${3:-100000} ))
 logs=$(mktemp -d)
+if [[ -n ${RERUN:-} ]]; then
+    names=$(grep -E '^== ' "$RERUN" | grep -vE ': rc=(0|77) ' | sed -E 's/^== ([^:]+):.*/\1/' | sed 's/\./\\./g' | paste -sd '|')
+    [[ -n $names ]] || { echo "gpu-lanes: every lane of $RERUN passed: nothing to rerun"; exit 0; }
+    LANES="^($names)$"
+    echo "gpu-lanes: rerunning $LANES"
+fi
 lane() {   # lane NAME CASE SCHEMES SHARD
     local left=$(( deadline - $(date +%s) ))
     (( left < secs )) || left=$secs

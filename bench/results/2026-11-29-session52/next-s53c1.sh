@@ -3,7 +3,7 @@
 # partials four to a 16-byte store, the fix-up's slices rolled, the producer's first token copies rolled), in
 # lanes with the longest cases in shares (QJIT_TEST_SHARD), 16 at once, under the call's deadline.
 # Prediction: every lane exact; what runs out of time is listed in gpu.txt (rc=124 / notrun): run those
-# with LANES='^(name|...)(\.|$)' in the next call.
+# with RERUN=<this gpu.txt> in the next call.
 # Setup: cp bench/results/2026-11-29-session52/next-s53c1.sh .devdeps/s53c1.sh
 T0=$(date +%s)
 export OUT=$OUT/c1; mkdir -p $OUT; cp .devdeps/s53c1.sh $OUT/script.sh
